@@ -1,0 +1,92 @@
+# vramfit - GNU Makefile. `make test` and `make run` install what is missing first.
+#
+#   make            build build/vramfit and build/libvramfit.a
+#   make run        build, then run the main job on the embedded catalog
+#   make test       build, run unit + golden tests; ends with "N passed, N failed"
+#   make lint       clang-format check + cppcheck
+#   make bench      time whole-process estimate/pick (bench/speed.sh)
+#   make SAN=address,undefined test   the same under sanitizers
+
+CC      ?= cc
+PKGS    := jansson libcurl libmicrohttpd
+DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev \
+            libcmocka-dev libncurses-dev clang-format cppcheck
+B       := build
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Iinclude -Isrc/lib
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SAN)
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIB_SRC  := $(wildcard src/lib/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+LIB_OBJ  := $(LIB_SRC:src/lib/%.c=$(B)/lib/%.o) $(B)/lib/embedded_data.o
+CLI_OBJ  := $(CLI_SRC:src/cli/%.c=$(B)/cli/%.o)
+UNIT_SRC := $(wildcard tests/unit/t_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
+
+.PHONY: all deps run test unit golden lint fmt bench clean
+all: deps-quiet $(B)/vramfit
+
+# --- dependencies: Debian packages, installed when we are root -----------------
+deps:
+	@sh tools/deps.sh $(DEB_PKGS)
+deps-quiet:
+	@sh tools/deps.sh --quiet $(DEB_PKGS)
+
+# --- embedded catalog ----------------------------------------------------------
+$(B)/embed: tools/embed.c | $(B)
+	$(CC) -O1 -std=c11 -Wall -Wextra -Werror -o $@ $<
+$(B)/lib/embedded_data.c: $(B)/embed $(DATA) | $(B)/lib
+	$(B)/embed data $(DATA) > $@.tmp && mv $@.tmp $@
+$(B)/lib/embedded_data.o: $(B)/lib/embedded_data.c
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
+
+# --- library and CLI -----------------------------------------------------------
+$(B)/lib/%.o: src/lib/%.c include/vramfit.h src/lib/internal.h | $(B)/lib
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(B)/libvramfit.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(B)/cli/%.o: src/cli/%.c include/vramfit.h src/cli/cli.h | $(B)/cli
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lm
+
+# --- tests ---------------------------------------------------------------------
+$(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h | $(B)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
+	  $(PKG_LIBS) $$(pkg-config --libs cmocka) -lm
+
+test: deps $(B)/vramfit $(UNIT_BIN)
+	@sh tests/run.sh $(B) $(UNIT_BIN)
+unit: $(UNIT_BIN)
+	@sh tests/run.sh --unit-only $(B) $(UNIT_BIN)
+golden: $(B)/vramfit
+	@sh tests/run.sh --golden-only $(B)
+golden-update: $(B)/vramfit
+	@sh tests/golden/run.sh --update $(B)/vramfit
+
+run: deps $(B)/vramfit
+	$(B)/vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4
+
+bench: deps $(B)/vramfit
+	@sh bench/speed.sh $(B)/vramfit
+
+# --- lint ----------------------------------------------------------------------
+SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h)
+lint: deps
+	@clang-format --dry-run --Werror $(SRC_ALL) && echo "clang-format: ok"
+	@cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc/lib src tools && echo "cppcheck: ok"
+fmt:
+	clang-format -i $(SRC_ALL)
+
+$(B) $(B)/lib $(B)/cli $(B)/tests:
+	@mkdir -p $@
+clean:
+	rm -rf $(B)

@@ -1,0 +1,598 @@
+/*
+ * vramfit.h - the one public header of libvramfit.
+ *
+ * libvramfit answers two questions: "why did this job run out of GPU memory" and
+ * "will this workload fit, and on which card is it cheapest". The CLI (`vramfit`)
+ * and the HTTP server include nothing but this file.
+ *
+ * Rules that hold for every function declared here:
+ *  - A fallible function returns enum vf_err, with VF_OK == 0, so `if (rc) return rc;`
+ *    works. Its last parameter is a `struct vf_error *` that may be NULL; on failure it
+ *    receives a message that says what failed, on what, and where (file, line, offset).
+ *  - A function that allocates takes a `struct vf_arena *` first. Everything reachable
+ *    from its outputs lives in that arena and dies with vf_arena_close().
+ *  - The library never prints, never exits and never aborts on bad input.
+ *  - Bytes are uint64_t; an unknown byte count is VF_UNKNOWN, never 0.
+ *  - Money is an integer number of micro-units of the offer's currency per hour.
+ */
+#ifndef VRAMFIT_H
+#define VRAMFIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VF_VERSION "0.1.0"
+
+/* An unknown byte count or token count. Renderers print "?" or JSON null. */
+#define VF_UNKNOWN UINT64_MAX
+
+/* ------------------------------------------------------------------ errors */
+
+/* X(name, message): one list generates the enum, the names and the messages. */
+#define VF_ERR_MAP(X)                                                                      \
+    X(OK, "success")                                                                       \
+    X(NOMEM, "out of memory")                                                              \
+    X(IO, "input/output error")                                                            \
+    X(NOENT, "not found")                                                                  \
+    X(FORMAT, "malformed input")                                                           \
+    X(UNSUPPORTED, "not supported")                                                        \
+    X(RANGE, "number out of range")                                                        \
+    X(INVAL, "invalid argument")                                                           \
+    X(LIMIT, "input exceeds a limit")                                                      \
+    X(NODEV, "no GPU found")
+
+enum vf_err {
+#define VF__ERR_ENUM(name, msg) VF_E##name,
+    VF_ERR_MAP(VF__ERR_ENUM)
+#undef VF__ERR_ENUM
+        VF_ERR__COUNT
+};
+#define VF_OK VF_EOK
+
+#define VF_ERROR_MSG_MAX 512
+
+struct vf_error {
+    enum vf_err code;
+    char msg[VF_ERROR_MSG_MAX];
+};
+
+/* "FORMAT", "NOENT", ...: static text, never NULL. */
+const char *vf_err_name(enum vf_err code);
+/* "malformed input", ...: static text, never NULL. */
+const char *vf_strerror(enum vf_err code);
+
+/* ------------------------------------------------------ allocator and arena */
+
+/* Every allocation of the library goes through these hooks (tests inject failures). */
+struct vf_allocator {
+    void *(*malloc)(size_t n, void *ud);
+    void *(*realloc)(void *p, size_t n, void *ud);
+    void (*free)(void *p, void *ud);
+    void *ud;
+};
+/* Replace the allocator; NULL restores malloc/realloc/free. Call before anything else. */
+void vf_set_allocator(const struct vf_allocator *a);
+
+struct vf_arena;
+/* An arena that hands out at most limit_bytes (0 = VF_ARENA_DEFAULT_LIMIT). */
+#define VF_ARENA_DEFAULT_LIMIT ((size_t)1 << 30)
+struct vf_arena *vf_arena_open(size_t limit_bytes);
+void vf_arena_close(struct vf_arena *a); /* NULL is a no-op */
+/* Zeroed, 16-byte aligned memory; NULL when the allocator or the limit says no. */
+void *vf_arena_alloc(struct vf_arena *a, size_t n);
+char *vf_arena_strdup(struct vf_arena *a, const char *s);
+char *vf_arena_strndup(struct vf_arena *a, const char *s, size_t n);
+char *vf_arena_printf(struct vf_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* -------------------------------------------------------------------- units */
+
+/*
+ * Sizes: "24GiB", "24G" (= GiB), "24GB" (= 10^9), "24576MiB", "23.65 GiB", "1024" (bytes),
+ * "512KiB", "1.5TB". Decimal fractions are exact to the byte (rounded half up).
+ */
+enum vf_err vf_parse_bytes(const char *s, uint64_t *out, struct vf_error *err);
+/* Token counts: "32k" = "32K" = 32768, "128K", "131072", "1M" = 1048576. */
+enum vf_err vf_parse_tokens(const char *s, uint64_t *out, struct vf_error *err);
+/* A decimal price "0.59" into micro-units (590000); at most 6 decimals. */
+enum vf_err vf_parse_price(const char *s, uint64_t *out_micro, struct vf_error *err);
+/* A plain unsigned decimal count ("4"), nothing else. */
+enum vf_err vf_parse_count(const char *s, uint64_t *out, struct vf_error *err);
+
+#define VF_FMT_IEC 0u  /* "23.65 GiB" (binary units, 2 decimals) */
+#define VF_FMT_SI 1u   /* "25.39 GB" (decimal units, 2 decimals) */
+#define VF_FMT_EXACT 2u /* "25393692672" */
+/* Formats bytes into buf (cap >= 32 recommended); VF_UNKNOWN prints "?". Returns buf. */
+char *vf_format_bytes(char *buf, size_t cap, uint64_t bytes, unsigned flags);
+/* Formats a signed byte difference with a leading '-' when negative. */
+char *vf_format_sbytes(char *buf, size_t cap, int64_t bytes);
+/* Formats micro-units with `decimals` decimals (2 for per hour, 4 for per minute). */
+char *vf_format_price(char *buf, size_t cap, uint64_t micro, int decimals);
+/* Formats a token count: 32768 -> "32k" when it is a whole multiple of 1024, else digits. */
+char *vf_format_tokens(char *buf, size_t cap, uint64_t tokens);
+
+/* ------------------------------------------------------------- data types */
+
+/*
+ * Storage types of weights and KV cache. Every byte size is an exact rational:
+ * block_bytes per block_elems elements, plus per-group scale overhead for formats
+ * that carry one (AWQ/GPTQ, NF4, FP8 block scales). GGUF types follow ggml's table.
+ */
+#define VF_DTYPE_MAP(X)                                                                    \
+    /* id        name        block_elems block_bytes */                                    \
+    X(F32, "fp32", 1, 4)                                                                   \
+    X(F16, "fp16", 1, 2)                                                                   \
+    X(BF16, "bf16", 1, 2)                                                                  \
+    X(FP8, "fp8", 1, 1)                                                                    \
+    X(INT8, "int8", 1, 1)                                                                  \
+    X(INT4, "int4", 2, 1)                                                                  \
+    X(NF4, "nf4", 2, 1)                                                                    \
+    X(MXFP4, "mxfp4", 32, 17)                                                              \
+    X(NVFP4, "nvfp4", 16, 9)                                                               \
+    X(Q4_0, "q4_0", 32, 18)                                                                \
+    X(Q4_1, "q4_1", 32, 20)                                                                \
+    X(Q5_0, "q5_0", 32, 22)                                                                \
+    X(Q5_1, "q5_1", 32, 24)                                                                \
+    X(Q8_0, "q8_0", 32, 34)                                                                \
+    X(Q8_1, "q8_1", 32, 36)                                                                \
+    X(Q2_K, "q2_k", 256, 84)                                                               \
+    X(Q3_K, "q3_k", 256, 110)                                                              \
+    X(Q4_K, "q4_k", 256, 144)                                                              \
+    X(Q5_K, "q5_k", 256, 176)                                                              \
+    X(Q6_K, "q6_k", 256, 210)                                                              \
+    X(Q8_K, "q8_k", 256, 292)                                                              \
+    X(IQ2_XXS, "iq2_xxs", 256, 66)                                                         \
+    X(IQ2_XS, "iq2_xs", 256, 74)                                                           \
+    X(IQ2_S, "iq2_s", 256, 82)                                                             \
+    X(IQ3_XXS, "iq3_xxs", 256, 98)                                                         \
+    X(IQ3_S, "iq3_s", 256, 110)                                                            \
+    X(IQ1_S, "iq1_s", 256, 50)                                                             \
+    X(IQ1_M, "iq1_m", 256, 56)                                                             \
+    X(IQ4_NL, "iq4_nl", 32, 18)                                                            \
+    X(IQ4_XS, "iq4_xs", 256, 136)                                                          \
+    X(TQ1_0, "tq1_0", 256, 54)                                                             \
+    X(TQ2_0, "tq2_0", 256, 66)
+
+enum vf_dtype {
+    VF_DT_DEFAULT = 0, /* "whatever the model/engine uses by default" */
+#define VF__DT_ENUM(id, name, be, bb) VF_DT_##id,
+    VF_DTYPE_MAP(VF__DT_ENUM)
+#undef VF__DT_ENUM
+        VF_DT__COUNT
+};
+
+/* "bf16", "q4_k", ...; "default" for VF_DT_DEFAULT. */
+const char *vf_dtype_name(enum vf_dtype t);
+/* Elements per block and bytes per block (exact rational bytes per element). */
+void vf_dtype_block(enum vf_dtype t, uint32_t *elems, uint32_t *bytes);
+/* Bytes of n elements stored as t (blocks rounded up), VF_UNKNOWN on overflow. */
+uint64_t vf_dtype_bytes(enum vf_dtype t, uint64_t n);
+
+/*
+ * A weight storage scheme: a plain dtype, a quantization method with its group size
+ * (AWQ/GPTQ int4 g128 carry an fp16 scale + zero per group), or a GGUF file type
+ * (Q4_K_M: a recipe that puts different types on different tensors).
+ */
+enum vf_quant_kind {
+    VF_QK_NATIVE = 0, /* the checkpoint's own storage (default) */
+    VF_QK_PLAIN,      /* every linear weight in `dtype`, the rest 16-bit */
+    VF_QK_AWQ,        /* int4, group 128, fp16 scale + packed zero per group */
+    VF_QK_GPTQ,       /* int4, group 128, fp16 scale + packed zero per group */
+    VF_QK_NF4,        /* bitsandbytes NF4, block 64, double-quantized absmax */
+    VF_QK_FP8_BLOCK,  /* FP8 e4m3 with 128x128 fp32 block scales (DeepSeek-V3) */
+    VF_QK_GGUF_FTYPE  /* a llama.cpp file type recipe (Q4_K_M, Q8_0, ...) */
+};
+
+struct vf_quant {
+    enum vf_quant_kind kind;
+    enum vf_dtype dtype; /* PLAIN: the dtype; GGUF_FTYPE: the ftype's base type */
+    int ftype;           /* GGUF_FTYPE: llama.cpp's LLAMA_FTYPE_* number */
+    uint32_t group;      /* AWQ/GPTQ group size, NF4 block size */
+    /* Bit mask of (1u << enum vf_tclass) the scheme quantizes; 0 = its default set (every
+     * linear weight in the layers). gpt-oss's native MXFP4 covers only the experts. */
+    uint32_t classes;
+    char name[24];       /* as the user wrote it, normalized: "Q4_K_M", "awq", "bf16" */
+};
+
+/* Parses --weights/--quant: fp32|bf16|fp16|fp8|int8|int4|awq|gptq|nf4|mxfp4|nvfp4|<GGUF
+ * type or ftype>. Case-insensitive. VF_EINVAL with the accepted forms on anything else. */
+enum vf_err vf_quant_parse(const char *s, struct vf_quant *out, struct vf_error *err);
+/* Parses a KV cache dtype: fp16|bf16|fp8|fp8_e4m3|fp8_e5m2|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl|f32.*/
+enum vf_err vf_kv_dtype_parse(const char *s, enum vf_dtype *out, struct vf_error *err);
+
+/* ------------------------------------------------------------------- models */
+
+enum vf_provenance {
+    VF_PROV_EXACT = 0, /* from the weights' own headers */
+    VF_PROV_CONFIG,    /* from a config.json */
+    VF_PROV_CATALOG,   /* from the built-in catalog */
+    VF_PROV_ASSUMED    /* a default we chose */
+};
+const char *vf_provenance_name(enum vf_provenance p);
+
+enum vf_attn_kind { VF_ATTN_MHA = 0, VF_ATTN_GQA, VF_ATTN_MQA, VF_ATTN_MLA };
+const char *vf_attn_kind_name(enum vf_attn_kind k);
+
+/* What a layer holds. Only ATTN_FULL and ATTN_SLIDING layers keep a KV cache. */
+enum vf_layer_kind {
+    VF_LAYER_ATTN_FULL = 0,
+    VF_LAYER_ATTN_SLIDING, /* keeps at most sliding_window tokens where the engine caps it */
+    VF_LAYER_RECURRENT,    /* Mamba / linear attention: a fixed state per sequence */
+    VF_LAYER_MLP_ONLY      /* a block with no token mixer (Nemotron-H '-' blocks) */
+};
+
+/* Tensor classes, the unit of quantization recipes and of layer offload. */
+enum vf_tclass {
+    VF_T_TOKEN_EMBD = 0,
+    VF_T_OUTPUT,   /* lm_head (absent when tied) */
+    VF_T_NORM,     /* every norm weight/bias (kept at high precision by every scheme) */
+    VF_T_ATTN_Q,   /* incl. MLA q_a/q_b */
+    VF_T_ATTN_K,   /* incl. MLA kv_a (latent + rope) */
+    VF_T_ATTN_V,   /* incl. MLA kv_b */
+    VF_T_ATTN_QKV, /* fused qkv where the checkpoint fuses it */
+    VF_T_ATTN_O,
+    VF_T_FFN_GATE,
+    VF_T_FFN_UP,
+    VF_T_FFN_DOWN,
+    VF_T_FFN_GATE_EXP, /* routed experts, all of them */
+    VF_T_FFN_UP_EXP,
+    VF_T_FFN_DOWN_EXP,
+    VF_T_FFN_GATE_SHEXP, /* shared experts */
+    VF_T_FFN_UP_SHEXP,
+    VF_T_FFN_DOWN_SHEXP,
+    VF_T_ROUTER,
+    VF_T_SSM,  /* recurrent mixer projections (in/out proj, conv, A, D, dt) */
+    VF_T_BIAS, /* linear biases, attention sinks: tiny, kept at 16/32 bit */
+    VF_T_OTHER,
+    VF_T__COUNT
+};
+const char *vf_tclass_name(enum vf_tclass c);
+
+/* A group of tensors of one class in one layer (layer -1: not in a layer). */
+struct vf_tgroup {
+    enum vf_tclass cls;
+    int32_t layer;
+    uint64_t n_params;  /* elements in the group */
+    uint64_t row_elems; /* length of the rows that quantization blocks run along */
+    uint32_t n_tensors; /* tensors folded into the group (experts count one each) */
+};
+
+#define VF_MAX_LAYERS 1024
+
+struct vf_model {
+    const char *id;         /* "meta-llama/Llama-3.1-8B-Instruct" or the path given */
+    const char *name;       /* "Llama 3.1 8B Instruct" */
+    const char *alias;      /* "llama-3.1-8b" or NULL */
+    const char *model_type; /* HF model_type: "llama", "qwen3_moe", ... */
+    const char *source;     /* where the numbers came from (file, catalog file) */
+    enum vf_provenance provenance;
+
+    uint32_t n_layers;
+    uint32_t hidden;
+    uint32_t intermediate;
+    uint32_t n_heads;
+    uint32_t n_kv_heads; /* for MLA: the config's value, not what is cached */
+    uint32_t head_dim;   /* key/query head size */
+    uint32_t head_dim_v; /* value head size (= head_dim unless the config says) */
+    uint64_t vocab;
+    uint64_t max_ctx_tokens;
+    bool tied_embeddings;
+
+    enum vf_attn_kind attn;
+    uint32_t kv_lora_rank, q_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim_mla;
+
+    uint8_t *layer_kind;       /* n_layers entries of enum vf_layer_kind */
+    uint32_t *layer_kv_heads;  /* n_layers entries, or NULL = n_kv_heads everywhere */
+    uint32_t sliding_window;   /* tokens, 0 = none */
+
+    uint32_t n_experts, n_experts_used, n_shared_experts;
+    uint32_t moe_intermediate, shared_intermediate;
+    uint32_t first_k_dense; /* layers before the first MoE layer */
+    uint32_t moe_every;     /* MoE every N-th layer after first_k_dense (1 = all) */
+
+    /* Per-sequence recurrent state of RECURRENT layers, at 16-bit (F-KV-05). */
+    uint64_t recurrent_state_bytes;
+
+    uint64_t params;        /* total parameters (F-PAR-01) */
+    uint64_t params_active; /* per token for MoE (F-PAR-02); = params when dense */
+
+    struct vf_tgroup *groups; /* every weight of the model, by class and layer */
+    size_t n_groups;
+
+    /* How the checkpoint stores its weights (quantization_config, torch_dtype). */
+    struct vf_quant native;
+    enum vf_dtype native_dtype; /* torch_dtype: BF16/F16/F32 */
+    /* Weight bytes read from the files themselves (VF_UNKNOWN when not read). */
+    uint64_t exact_weight_bytes;
+};
+
+/* ---------------------------------------------------------------- catalog */
+
+struct vf_gpu_spec {
+    const char *id;      /* "rtx-4090" */
+    const char *name;    /* "GeForce RTX 4090" */
+    const char *vendor;  /* "NVIDIA" */
+    uint32_t marketed_gb; /* 24 */
+    uint64_t smi_bytes;   /* total as nvidia-smi prints it (VF_UNKNOWN if not known) */
+    uint64_t usable_bytes; /* what CUDA reports as total (PyTorch "total capacity") */
+    bool usable_derived;   /* true: smi total minus the driver reservation, not measured */
+    uint32_t bandwidth_gbps;
+    const char *arch;      /* "Ada Lovelace" */
+    const char *cc;        /* "8.9", or "" */
+    bool bf16, fp8, fp4;
+    const char *source;
+};
+
+struct vf_offer {
+    const char *gpu_id;
+    uint32_t count;
+    uint64_t price_micro; /* per hour, for `count` cards together */
+    char currency[4];     /* "EUR" */
+    const char *billing;  /* "minute", "second", "hour" */
+    const char *kind;     /* "on-demand", "spot", "serverless-flex", ... */
+    const char *as_of;    /* "2026-11" */
+    const char *provider;
+    const char *source;
+};
+
+/* One model of the catalog: where its config lives (parsed on demand). */
+struct vf_catalog_model {
+    const char *id;
+    const char *alias;
+    const char *name;
+    const char *file; /* "models/llama-3.1-8b.json" */
+};
+
+struct vf_catalog {
+    struct vf_gpu_spec *gpus;
+    size_t n_gpus;
+    struct vf_offer *offers;
+    size_t n_offers;
+    struct vf_catalog_model *models;
+    size_t n_models;
+    const char *data_dir; /* NULL: the embedded copy */
+    struct vf_arena *arena;
+};
+
+/*
+ * Loads the catalog: from data_dir when non-NULL (gpus.tsv, prices.tsv, models/), else
+ * from the copy embedded in the library. A bad row is an error that names the file, the
+ * line and the column. Close with vf_catalog_close().
+ */
+enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struct vf_error *err);
+void vf_catalog_close(struct vf_catalog *c);
+/* Case-insensitive lookup by id, by name, or by "4090"-style short forms. NULL if none. */
+const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char *ref);
+/* Cards whose id or name contains ref (normalized), for "did you mean"; returns count. */
+size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
+                              const struct vf_gpu_spec **out, size_t cap);
+/* Case-insensitive lookup of a model by HF id or alias. NULL if none. */
+const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, const char *ref);
+/* Fills out[0..cap) with the catalog models closest to ref (edit distance); returns count. */
+size_t vf_catalog_suggest(const struct vf_catalog *c, const char *ref,
+                          const struct vf_catalog_model **out, size_t cap);
+/* The raw bytes of a catalog file ("models/x.json"); NULL + *len 0 if absent. */
+const char *vf_catalog_file(struct vf_arena *a, const struct vf_catalog *c, const char *name,
+                            size_t *len, struct vf_error *err);
+
+/*
+ * Resolves a model reference (catalog id or alias; issue 3 adds files and the hub) into
+ * a model in arena `a`. VF_ENOENT for an unknown reference, with suggestions in err.
+ */
+enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                             struct vf_model *out, struct vf_error *err);
+/* Parses a HF config.json text into a model (provenance CONFIG). `origin` names the file
+ * in error messages. */
+enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t len,
+                                 const char *origin, struct vf_model *out,
+                                 struct vf_error *err);
+/* Weight bytes of the model stored as q (F-W-01..); VF_UNKNOWN on overflow. */
+uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *q);
+/* Weight bytes of the tensors of one layer (-1: outside layers), as q stores them. */
+uint64_t vf_model_layer_weight_bytes(const struct vf_model *m, const struct vf_quant *q,
+                                     int32_t layer);
+/* KV cache bytes per token per sequence at context ctx (sliding layers capped at their
+ * window when cap_sliding), with K and V stored as kv (F-KV-01..04). */
+uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv);
+uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t ctx,
+                           bool cap_sliding);
+
+/* ------------------------------------------------------ workload, estimate */
+
+enum vf_task { VF_TASK_INFER = 0, VF_TASK_TRAIN, VF_TASK_IMAGE, VF_TASK_VIDEO };
+const char *vf_task_name(enum vf_task t);
+
+struct vf_workload {
+    enum vf_task task;
+    const char *engine;  /* "generic", "vllm", ... (NULL = "generic") */
+    uint64_t ctx_tokens; /* per sequence; 0 = the model's maximum context */
+    uint64_t users;      /* concurrent sequences; 0 = 1 */
+    struct vf_quant weights; /* kind VF_QK_NATIVE = the checkpoint's own */
+    enum vf_dtype kv_dtype;  /* VF_DT_DEFAULT = the engine's default */
+    uint32_t gpus;           /* cards the model is split over; 0 = 1 */
+    uint64_t usable_bytes;   /* per card; VF_UNKNOWN/0 when no card is given */
+    bool no_upgrade;         /* pick: do not look for the 8-bit alternative */
+};
+
+#define VF_MAX_COMPONENTS 16
+#define VF_MAX_ASSUMPTIONS 24
+
+/* A device index of a component: a GPU (0..), every GPU alike, or the host. */
+#define VF_DEV_ALL_GPUS (-1)
+#define VF_DEV_HOST (-2)
+
+struct vf_component {
+    const char *name;  /* "weights", "kv_cache", ... (DESIGN section 8 names) */
+    uint64_t bytes;    /* on one GPU when device is VF_DEV_ALL_GPUS, else on that device */
+    int device;
+    const char *phase; /* NULL, or "load", "prefill", ... */
+    const char *note;  /* how it was obtained, for the text renderer */
+};
+
+struct vf_estimate {
+    struct vf_model model;
+    const char *engine;
+    enum vf_task task;
+    struct vf_quant weights;
+    enum vf_dtype kv_dtype;
+    uint64_t ctx_tokens, users;
+    uint32_t gpus;
+    uint64_t weights_bytes;       /* the whole model at the chosen storage */
+    uint64_t kv_bytes_per_token;  /* per sequence, all layers, at kv_dtype */
+    struct vf_component components[VF_MAX_COMPONENTS];
+    size_t n_components;
+    uint64_t total_bytes; /* peak on the most loaded GPU */
+    uint64_t host_bytes;
+    const char *assumptions[VF_MAX_ASSUMPTIONS];
+    size_t n_assumptions;
+};
+
+/* One engine: every estimator sits behind this table (issue 4 adds more rows). */
+struct vf_engine {
+    const char *name;    /* "generic" */
+    const char *version; /* the engine version it models, "" for generic */
+    /* Can the model be split over n cards by this engine? If not, *why is set. */
+    bool (*can_split)(const struct vf_model *m, uint32_t n, const char **why);
+    enum vf_err (*estimate)(struct vf_arena *a, const struct vf_model *m,
+                            const struct vf_workload *w, struct vf_estimate *out,
+                            struct vf_error *err);
+};
+/* The engine by name (case-insensitive, "llama.cpp" = "llamacpp"); NULL when unknown. */
+const struct vf_engine *vf_engine_find(const char *name);
+/* All engines, for help texts. */
+const struct vf_engine *const *vf_engines(size_t *n);
+
+/* Runs the workload's engine. Assumption strings live in arena a. */
+enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m,
+                        const struct vf_workload *w, struct vf_estimate *out,
+                        struct vf_error *err);
+
+/* ---------------------------------------------------------------- fit, pick */
+
+struct vf_fit {
+    const char *gpu;        /* card id or the raw size as given */
+    uint32_t count;
+    uint64_t usable_bytes;  /* per card */
+    bool fits;
+    int64_t headroom_bytes; /* usable - total; negative = short by */
+    uint64_t max_ctx_tokens; /* largest ctx that fits at the asked users (0 none, VF_UNKNOWN n/a) */
+    uint64_t max_users;      /* largest users at the asked ctx (0 none, VF_UNKNOWN n/a) */
+    const char *why_not;     /* when the engine cannot split over count cards */
+};
+
+/*
+ * Does the workload fit `count` cards of usable_bytes each? Also solves the largest
+ * context and the largest number of users that fit (F-FIT-01, bisection; estimators are
+ * monotone in both).
+ */
+enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                   const char *gpu, uint64_t usable_bytes, uint32_t count, struct vf_fit *out,
+                   struct vf_error *err);
+/* The largest value v in [lo, hi] with pred(v) true, for a monotone pred (true then false).
+ * Returns lo-1 (0 when lo is 0 and pred(0) is false) when none. */
+uint64_t vf_bisect(uint64_t lo, uint64_t hi, bool (*pred)(uint64_t v, void *ud), void *ud);
+
+struct vf_pick_row {
+    const struct vf_gpu_spec *gpu;
+    const struct vf_offer *offer; /* NULL for a card with no price */
+    uint32_t count;
+    struct vf_fit fit;
+    struct vf_estimate est; /* the estimate on this many cards */
+    const char *precision_note; /* "fp8 not native: falls back to ..." or NULL */
+};
+
+struct vf_pick {
+    struct vf_pick_row *rows; /* fitting offers in `currency`, cheapest first */
+    size_t n_rows;
+    struct vf_pick_row *other; /* fitting offers in other currencies, by currency, price */
+    size_t n_other;
+    struct vf_pick_row *unpriced; /* fitting cards with no offer, smallest first */
+    size_t n_unpriced;
+    struct vf_pick_row *short_rows; /* single cards that do not fit, biggest first */
+    size_t n_short;
+    char currency[4];
+    /* Cards left out because they cannot run the weights' precision natively. */
+    size_t n_skipped;
+    const char *skipped_why; /* "no native FP8 on this card" */
+    /* Our guide: move up a size when the fix costs quality. When the weights are 4-bit or
+     * less, the cheapest offer in `currency` that holds the same workload at 8 bits. */
+    bool low_bits;
+    struct vf_quant upgrade_quant;
+    struct vf_pick_row *upgrade; /* NULL when nothing holds it at 8 bits */
+};
+
+/* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */
+unsigned vf_quant_bits(const struct vf_quant *q);
+
+/* Every offer of the catalog that fits, ranked (F-PICK-01). */
+enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
+                    const struct vf_workload *w, const char *currency, struct vf_pick *out,
+                    struct vf_error *err);
+
+/* ---------------------------------------------------------------- GPU probe */
+
+struct vf_gpu_proc {
+    uint32_t pid;
+    uint64_t used_bytes;
+    const char *name;
+    const char *cmdline;
+};
+
+struct vf_gpu_dev {
+    uint32_t index;
+    const char *name;
+    const char *uuid;
+    uint64_t total_bytes; /* as nvidia-smi shows it */
+    uint64_t used_bytes;
+    uint64_t free_bytes;
+    uint32_t util_percent; /* UINT32_MAX unknown */
+    struct vf_gpu_proc *procs;
+    size_t n_procs;
+};
+
+struct vf_gpu_snapshot {
+    const char *backend;
+    struct vf_gpu_dev *devs;
+    size_t n_devs;
+};
+
+/*
+ * Reads the GPUs and their processes now. The backend is VRAMFIT_GPU_BACKEND when set
+ * ("fake" reads VRAMFIT_FAKE_GPUS), else every compiled-in backend in order.
+ * VF_ENODEV when none finds a device, with each backend's reason in err.
+ */
+enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
+                            struct vf_error *err);
+
+/* ---------------------------------------------------------------- renderers */
+
+struct vf_render_opts {
+    bool color;
+    bool ascii; /* no Unicode block characters */
+    const struct vf_catalog *catalog;
+};
+
+/* JSON texts (DESIGN section 8), allocated in a; byte-identical for CLI and HTTP. */
+char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
+                              const struct vf_fit *fit);
+char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e,
+                          const struct vf_pick *p, const struct vf_workload *w);
+char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* Human text, allocated in a. */
+char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
+                              const struct vf_fit *fit, const struct vf_render_opts *o);
+char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
+                          const struct vf_pick *p, const struct vf_workload *w,
+                          double hours, const struct vf_render_opts *o);
+char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VRAMFIT_H */

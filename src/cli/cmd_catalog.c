@@ -1,0 +1,39 @@
+/*
+ * cmd_catalog.c - `vramfit catalog models|gpus [--json]`: the built-in data.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+int cmd_catalog(int argc, char **argv)
+{
+    bool json = false, gpus = false, which = false;
+    const char *data_dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return cli_print(cli_help_text("catalog"));
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
+            data_dir = argv[++i];
+        } else if (!strncmp(argv[i], "--data-dir=", 11)) {
+            data_dir = argv[i] + 11;
+        } else if (!which && (!strcmp(argv[i], "models") || !strcmp(argv[i], "gpus"))) {
+            gpus = !strcmp(argv[i], "gpus");
+            which = true;
+        } else {
+            return cli_usage("catalog", "unexpected '%s' (catalog models|gpus [--json])",
+                             argv[i]);
+        }
+    }
+    if (!which)
+        return cli_usage("catalog", "which part? 'models' or 'gpus'");
+    struct vf_catalog *c = cli_catalog(data_dir);
+    if (!c)
+        return EXIT_ERR;
+    struct vf_arena *a = vf_arena_open(0);
+    int rc = cli_print(json ? vf_render_catalog_json(a, c, gpus) : vf_render_catalog_text(a, c, gpus));
+    vf_arena_close(a);
+    vf_catalog_close(c);
+    return rc;
+}

@@ -1,0 +1,95 @@
+/*
+ * cmd_help.c - `vramfit help [COMMAND]` and the text every `--help` prints.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static const char main_help[] =
+    "vramfit - will it fit on the GPU, and what is the cheapest card it fits on?\n"
+    "\n"
+    "usage: vramfit COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  estimate MODEL [flags]   memory breakdown; with --gpu: fits or not, largest ctx/users\n"
+    "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
+    "  catalog models|gpus      the built-in models and cards (--json)\n"
+    "  help [COMMAND]           this text, or a command's flags\n"
+    "\n"
+    "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
+    "exit codes: 0 yes/found, 1 error, 2 usage, 3 answered no (does not fit)\n"
+    "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
+
+#define WORKLOAD_FLAGS                                                                         \
+    "  --ctx N                  context per sequence: 32768, 32k, 128K (default: the model's\n" \
+    "                           maximum); also --max-model-len, --num-ctx\n"                    \
+    "  -c N                     llama.cpp's total context, shared by the -np slots\n"           \
+    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"      \
+    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n" \
+    "                           GGUF type such as Q4_K_M (default: the checkpoint's own);\n"    \
+    "                           also --quant, --quantization\n"                                 \
+    "  --kv-dtype D             KV cache type: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit);\n" \
+    "                           also --kv-cache-dtype, -ctk/-ctv\n"                             \
+    "  --engine E               generic (more engines arrive: vllm, llama.cpp, ollama, ...)\n" \
+    "  --json                   machine-readable output (DESIGN section 8)\n"                   \
+    "  --ascii                  no Unicode bars or symbols\n"                                   \
+    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
+
+static const char estimate_help[] =
+    "usage: vramfit estimate MODEL [flags]\n"
+    "\n"
+    "The memory a workload needs, by component; with --gpu, whether it fits, the headroom,\n"
+    "and the largest context and number of users that fit.\n"
+    "\n" WORKLOAD_FLAGS
+    "  --gpu CARD[:N]           a catalog card (rtx-4090, h100-sxm), a size (23.65GiB, 24GB)\n"
+    "                           or 'local' (the detected cards, less what is in use)\n"
+    "  --gpus N                 cards the model is split over (also -tp)\n"
+    "\n"
+    "exit: 0 fits (or no card given), 3 does not fit, 1 error, 2 usage\n"
+    "example: vramfit estimate llama-3.1-8b --ctx 32k --users 4 --gpu rtx-4090\n";
+
+static const char pick_help[] =
+    "usage: vramfit pick MODEL [flags]\n"
+    "\n"
+    "Every offer of the catalog (card x count) that fits the workload, cheapest first,\n"
+    "with price per hour and per minute; what each cheaper card would need to fit.\n"
+    "\n" WORKLOAD_FLAGS
+    "  --hours H                also price the whole job (per-minute billing) and a\n"
+    "                           15-minute trial on the next bigger card\n"
+    "  --currency CUR           rank offers in CUR (default EUR); others are listed apart\n"
+    "\n"
+    "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
+    "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
+
+static const char catalog_help[] =
+    "usage: vramfit catalog models|gpus [--json] [--data-dir DIR]\n"
+    "\n"
+    "The built-in data: models (HF id and alias) or GPUs (nvidia-smi total, usable total\n"
+    "as CUDA reports it, precision support) with their offers.\n";
+
+const char *cli_help_text(const char *cmd)
+{
+    if (!cmd)
+        return main_help;
+    if (!strcmp(cmd, "estimate"))
+        return estimate_help;
+    if (!strcmp(cmd, "pick"))
+        return pick_help;
+    if (!strcmp(cmd, "catalog"))
+        return catalog_help;
+    if (!strcmp(cmd, "help"))
+        return main_help;
+    return NULL;
+}
+
+int cmd_help(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_print(main_help);
+    const char *t = cli_help_text(argv[1]);
+    if (!t) {
+        cli_error("no help for '%s' (commands: estimate, pick, catalog)", argv[1]);
+        return EXIT_USAGE;
+    }
+    return cli_print(t);
+}

@@ -1,0 +1,39 @@
+/*
+ * main.c - the vramfit command: dispatches to cmd_<name>() and keeps the exit codes of
+ * DESIGN section 8 (0 yes, 1 error, 2 usage, 3 answered no).
+ */
+#include "cli.h"
+
+#include <locale.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"estimate", cmd_estimate},
+    {"pick", cmd_pick},
+    {"catalog", cmd_catalog},
+    {"help", cmd_help},
+};
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "C");
+    if (argc < 2) {
+        fputs(cli_help_text(NULL), stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+        return cmd_help(argc - 1, argv + 1);
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("vramfit %s\n", VF_VERSION);
+        return EXIT_YES;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    cli_error("unknown command '%s' (commands: estimate, pick, catalog, help)", cmd);
+    return EXIT_USAGE;
+}

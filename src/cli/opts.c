@@ -1,0 +1,350 @@
+/*
+ * opts.c - the flags every workload command takes, in our spelling and in the engines'
+ * (DESIGN section 8), the catalog and card resolution, and error printing.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("vramfit: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vramfit %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n  'vramfit %s --help' lists the flags\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_lib_error(const struct vf_error *err)
+{
+    cli_error("%s", err->msg[0] ? err->msg : vf_strerror(err->code));
+    switch (err->code) {
+    case VF_EINVAL:
+        return EXIT_USAGE;
+    case VF_ENODEV:
+        return EXIT_NO;
+    default:
+        return EXIT_ERR;
+    }
+}
+
+int cli_print(const char *text)
+{
+    if (!text) {
+        cli_error("out of memory");
+        return EXIT_ERR;
+    }
+    if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+        cli_error("cannot write the output");
+        return EXIT_ERR;
+    }
+    return EXIT_YES;
+}
+
+struct vf_catalog *cli_catalog(const char *data_dir)
+{
+    if (!data_dir)
+        data_dir = getenv("VRAMFIT_DATA_DIR");
+    struct vf_catalog *c = NULL;
+    struct vf_error err = {0};
+    if (vf_catalog_open(&c, data_dir, &err)) {
+        cli_lib_error(&err);
+        return NULL;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+/* Which flag is this, with the value it takes (inline "--x=v" or the next argument). */
+static bool is(const char *arg, const char *const *names, const char **inline_val)
+{
+    for (size_t i = 0; names[i]; i++) {
+        size_t l = strlen(names[i]);
+        if (!strncmp(arg, names[i], l) && (arg[l] == 0 || arg[l] == '=')) {
+            *inline_val = arg[l] == '=' ? arg + l + 1 : NULL;
+            return true;
+        }
+    }
+    return false;
+}
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struct cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->w.task = VF_TASK_INFER;
+    o->w.engine = "generic";
+    struct vf_error err = {0};
+    uint64_t np = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        const char *flag = arg;
+#define VALUE()                                                                                \
+    do {                                                                                       \
+        if (!val) {                                                                            \
+            if (i + 1 >= argc)                                                                 \
+                return cli_usage(cmd, "flag '%s' needs a value", flag);                       \
+            val = argv[++i];                                                                   \
+        }                                                                                      \
+    } while (0)
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            o->help = true;
+        } else if (!strcmp(arg, "--json")) {
+            o->json = true;
+        } else if (!strcmp(arg, "--ascii")) {
+            o->ascii = true;
+        } else if (is(arg, NAMES("--ctx", "--max-model-len", "--num-ctx", "--num_ctx",
+                                 "--context"),
+                      &val)) {
+            VALUE();
+            if (vf_parse_tokens(val, &o->w.ctx_tokens, &err) || !o->w.ctx_tokens)
+                return cli_usage(cmd, "%s: %s", flag,
+                                 err.msg[0] ? err.msg : "the context must be at least 1 token");
+            o->ctx_flag = flag;
+        } else if (is(arg, NAMES("-c", "--ctx-size"), &val)) {
+            VALUE();
+            if (vf_parse_tokens(val, &o->llamacpp_total_ctx, &err) || !o->llamacpp_total_ctx)
+                return cli_usage(cmd, "%s: %s", flag,
+                                 err.msg[0] ? err.msg : "the context must be at least 1 token");
+        } else if (is(arg, NAMES("--users", "--concurrency"), &val)) {
+            VALUE();
+            if (vf_parse_count(val, &o->w.users, &err) || !o->w.users)
+                return cli_usage(cmd, "%s: %s (expected a whole number of sequences, 1 or more)",
+                                 flag, err.msg[0] ? err.msg : "zero users");
+        } else if (is(arg, NAMES("-np", "--parallel", "--num-parallel"), &val)) {
+            VALUE();
+            if (vf_parse_count(val, &np, &err) || !np)
+                return cli_usage(cmd, "%s: expected a number of slots, 1 or more", flag);
+        } else if (is(arg, NAMES("--weights", "--quant", "--quantization"), &val)) {
+            VALUE();
+            if (vf_quant_parse(val, &o->w.weights, &err))
+                return cli_usage(cmd, "%s: %s", flag, err.msg);
+        } else if (is(arg, NAMES("--kv-dtype", "--kv-cache-dtype", "-ctk", "--cache-type-k"),
+                      &val)) {
+            VALUE();
+            if (vf_kv_dtype_parse(val, &o->w.kv_dtype, &err))
+                return cli_usage(cmd, "%s: %s", flag, err.msg);
+        } else if (is(arg, NAMES("-ctv", "--cache-type-v"), &val)) {
+            VALUE();
+            o->ctv = val;
+        } else if (is(arg, NAMES("--engine"), &val)) {
+            VALUE();
+            if (!vf_engine_find(val)) {
+                size_t n;
+                const struct vf_engine *const *all = vf_engines(&n);
+                char list[128] = "";
+                for (size_t k = 0; k < n; k++)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                             k ? ", " : "", all[k]->name);
+                return cli_usage(cmd,
+                                 "--engine: unknown engine '%s' (available now: %s; vllm, "
+                                 "llama.cpp, ollama and transformers are planned)",
+                                 val, list);
+            }
+            o->w.engine = val;
+        } else if (is(arg, NAMES("--task"), &val)) {
+            VALUE();
+            if (!strcmp(val, "infer"))
+                o->w.task = VF_TASK_INFER;
+            else if (!strcmp(val, "train"))
+                o->w.task = VF_TASK_TRAIN;
+            else if (!strcmp(val, "image"))
+                o->w.task = VF_TASK_IMAGE;
+            else if (!strcmp(val, "video"))
+                o->w.task = VF_TASK_VIDEO;
+            else
+                return cli_usage(cmd, "--task: unknown task '%s' (infer, train, image, video)",
+                                 val);
+        } else if ((allow & CLI_OPT_CARD) && is(arg, NAMES("--gpu"), &val)) {
+            VALUE();
+            o->gpu = val;
+        } else if ((allow & CLI_OPT_CARD) &&
+                   is(arg, NAMES("--gpus", "--tensor-parallel-size", "-tp"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 4096)
+                return cli_usage(cmd, "%s: expected a number of GPUs from 1 to 4096", flag);
+            o->gpus = (uint32_t)n;
+        } else if ((allow & CLI_OPT_PRICE) && is(arg, NAMES("--hours"), &val)) {
+            VALUE();
+            char *end;
+            o->hours = strtod(val, &end);
+            if (*end || !(o->hours > 0) || o->hours > 100000)
+                return cli_usage(cmd, "--hours: expected a duration in hours such as 2.5");
+        } else if ((allow & CLI_OPT_PRICE) && is(arg, NAMES("--currency"), &val)) {
+            VALUE();
+            if (strlen(val) != 3)
+                return cli_usage(cmd, "--currency: expected a three-letter code such as EUR");
+            o->currency = val;
+        } else if (is(arg, NAMES("--data-dir"), &val)) {
+            VALUE();
+            o->data_dir = val;
+        } else if (arg[0] == '-' && arg[1]) {
+            return cli_usage(cmd, "unknown flag '%s'", arg);
+        } else if (!o->model) {
+            o->model = arg;
+        } else {
+            return cli_usage(cmd, "one model at a time: '%s' and '%s'", o->model, arg);
+        }
+#undef VALUE
+    }
+    if (o->ctv) {
+        enum vf_dtype v;
+        if (vf_kv_dtype_parse(o->ctv, &v, &err))
+            return cli_usage(cmd, "-ctv: %s", err.msg);
+        if (v != o->w.kv_dtype)
+            return cli_usage(cmd, "-ctv %s differs from -ctk: give K and V the same type for "
+                                  "now (--kv-dtype)",
+                             o->ctv);
+    }
+    /* llama.cpp: -c is the total context shared by the -np slots */
+    if (np) {
+        if (o->w.users && o->w.users != np)
+            return cli_usage(cmd, "--users %llu and -np %llu disagree",
+                             (unsigned long long)o->w.users, (unsigned long long)np);
+        o->w.users = np;
+    }
+    if (o->llamacpp_total_ctx) {
+        if (o->w.ctx_tokens)
+            return cli_usage(cmd, "give the context once: --ctx (per sequence) or -c (llama.cpp's "
+                                  "total, ctx x slots)");
+        uint64_t users = o->w.users ? o->w.users : 1;
+        o->w.ctx_tokens = o->llamacpp_total_ctx / users;
+        if (!o->w.ctx_tokens)
+            return cli_usage(cmd, "-c %llu over %llu slots leaves no context per slot",
+                             (unsigned long long)o->llamacpp_total_ctx,
+                             (unsigned long long)users);
+        o->ctx_flag = "-c";
+    }
+    if (!o->help && !o->model)
+        return cli_usage(cmd, "which model? (a catalog id such as llama-3.1-8b)");
+    return 0;
+}
+
+/* -------------------------------------------------------------------- cards */
+
+/* The catalog card whose id, without dashes, appears in a device name such as
+ * "NVIDIA GeForce RTX 4090"; the longest match wins. */
+static const struct vf_gpu_spec *card_from_name(const struct vf_catalog *c, const char *name)
+{
+    char dev[128];
+    size_t n = 0;
+    for (const char *s = name; *s && n + 1 < sizeof dev; s++)
+        if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+            dev[n++] = *s;
+        else if (*s >= 'A' && *s <= 'Z')
+            dev[n++] = (char)(*s - 'A' + 'a');
+    dev[n] = 0;
+    const struct vf_gpu_spec *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < c->n_gpus; i++) {
+        char id[64];
+        size_t k = 0;
+        for (const char *s = c->gpus[i].id; *s && k + 1 < sizeof id; s++)
+            if (*s != '-')
+                id[k++] = *s;
+        id[k] = 0;
+        if (k > best_len && strstr(dev, id)) {
+            best = &c->gpus[i];
+            best_len = k;
+        }
+    }
+    return best;
+}
+
+int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struct cli_opts *o,
+                     struct cli_card *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = o->gpus ? o->gpus : 1;
+    char *ref = vf_arena_strdup(a, o->gpu);
+    char *colon = ref ? strrchr(ref, ':') : NULL;
+    if (colon) {
+        uint64_t n;
+        struct vf_error err = {0};
+        if (vf_parse_count(colon + 1, &n, &err) || n == 0 || n > 4096)
+            return cli_usage("estimate", "--gpu %s: the count after ':' must be 1 to 4096",
+                             o->gpu);
+        if (o->gpus && o->gpus != n)
+            return cli_usage("estimate", "--gpu %s and --gpus %u disagree", o->gpu, o->gpus);
+        *colon = 0;
+        out->count = (uint32_t)n;
+    }
+    if (!strcmp(ref, "local")) {
+        struct vf_gpu_snapshot snap;
+        struct vf_error err = {0};
+        if (vf_gpu_snapshot(a, &snap, &err))
+            return cli_lib_error(&err);
+        const struct vf_gpu_dev *d = &snap.devs[0];
+        if (!o->gpus && !colon)
+            out->count = (uint32_t)snap.n_devs;
+        if (out->count > snap.n_devs)
+            return cli_usage("estimate", "--gpu local: %u GPUs asked, %zu found", out->count,
+                             snap.n_devs);
+        /* the smallest free budget over the cards used */
+        uint64_t budget = UINT64_MAX;
+        for (uint32_t i = 0; i < out->count; i++) {
+            const struct vf_gpu_dev *g = &snap.devs[i];
+            const struct vf_gpu_spec *spec = card_from_name(c, g->name);
+            uint64_t reserve = spec && spec->smi_bytes != VF_UNKNOWN &&
+                                       spec->smi_bytes > spec->usable_bytes
+                                   ? spec->smi_bytes - spec->usable_bytes
+                                   : (438ULL << 20);
+            uint64_t usable = g->total_bytes > reserve ? g->total_bytes - reserve : 0;
+            uint64_t free_now = usable > g->used_bytes ? usable - g->used_bytes : 0;
+            if (free_now < budget)
+                budget = free_now;
+        }
+        out->usable_bytes = budget;
+        out->name = vf_arena_printf(a, "local GPU%s", out->count > 1 ? "s" : "");
+        out->label = vf_arena_printf(a, "%s (free now)", d->name);
+        out->note = "local: CUDA's total less what other processes use now";
+        return 0;
+    }
+    uint64_t bytes;
+    struct vf_error err = {0};
+    if (!vf_parse_bytes(ref, &bytes, &err)) {
+        if (bytes < (64ULL << 20))
+            return cli_usage("estimate", "--gpu %s: a card of less than 64 MiB?", o->gpu);
+        out->name = ref;
+        out->label = ref;
+        out->usable_bytes = bytes;
+        return 0;
+    }
+    const struct vf_gpu_spec *g = vf_catalog_gpu(c, ref);
+    if (!g) {
+        const struct vf_gpu_spec *near[8];
+        size_t n = vf_catalog_gpu_suggest(c, ref, near, 8);
+        char list[512] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     near[i]->id);
+        if (n)
+            cli_error("ambiguous card '%s': %s", ref, list);
+        else
+            cli_error("unknown card '%s' (a catalog id such as rtx-4090, 'vramfit catalog "
+                      "gpus' lists them; or a size such as 23.65GiB or 24GB; or 'local')",
+                      ref);
+        return EXIT_USAGE;
+    }
+    out->name = g->id;
+    out->label = g->name;
+    out->usable_bytes = g->usable_bytes;
+    return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * fit.c - does a workload fit a card, and what is the most it could hold? One generic
+ * bisection solver (F-FIT-01) over any monotone knob; estimators are monotone in context
+ * and in concurrent sequences, so the largest value that fits is found in O(log n)
+ * estimates. Every engine and the advice of later issues reuse it.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+uint64_t vf_bisect(uint64_t lo, uint64_t hi, bool (*pred)(uint64_t v, void *ud), void *ud)
+{
+    if (hi < lo || !pred(lo, ud))
+        return lo ? lo - 1 : 0;
+    /* invariant: pred(lo) true; answer in [lo, hi] */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (pred(mid, ud))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+struct knob {
+    struct vf_arena *a;
+    const struct vf_model *m;
+    struct vf_workload w;
+    uint64_t budget;
+    bool ctx; /* true: vary ctx_tokens; false: vary users */
+};
+
+static bool fits_with(uint64_t v, void *ud)
+{
+    struct knob *k = ud;
+    struct vf_workload w = k->w;
+    if (k->ctx)
+        w.ctx_tokens = v;
+    else
+        w.users = v;
+    struct vf_estimate e;
+    if (vf_estimate(k->a, k->m, &w, &e, NULL))
+        return false;
+    return e.total_bytes <= k->budget;
+}
+
+static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                       const char *gpu, uint64_t usable_bytes, uint32_t count, bool solve,
+                       struct vf_fit *out, struct vf_estimate *est, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->gpu = gpu;
+    out->count = count ? count : 1;
+    out->usable_bytes = usable_bytes;
+    out->max_ctx_tokens = VF_UNKNOWN;
+    out->max_users = VF_UNKNOWN;
+
+    const struct vf_engine *eng = vf_engine_find(w->engine);
+    if (!eng)
+        return vf__errf(err, VF_EINVAL, "unknown engine '%s'", w->engine);
+    const char *why = NULL;
+    if (!eng->can_split(m, out->count, &why)) {
+        out->why_not = why;
+        out->fits = false;
+        out->headroom_bytes = 0;
+        out->max_ctx_tokens = 0;
+        out->max_users = 0;
+        return VF_OK;
+    }
+
+    struct knob k = {a, m, *w, usable_bytes, true};
+    k.w.gpus = out->count;
+    k.w.usable_bytes = usable_bytes;
+    struct vf_estimate local;
+    struct vf_estimate *ep = est ? est : &local;
+    enum vf_err rc = vf_estimate(a, m, &k.w, ep, err);
+    if (rc)
+        return rc;
+    const struct vf_estimate e = *ep;
+    out->fits = e.total_bytes <= usable_bytes;
+    out->headroom_bytes = (int64_t)usable_bytes - (int64_t)e.total_bytes;
+    if (!solve)
+        return VF_OK;
+
+    /* F-FIT-01: the largest context at the asked users, up to the model's maximum */
+    uint64_t max_ctx = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN
+                           ? m->max_ctx_tokens
+                           : VF_MAX_CTX_TOKENS;
+    if (e.ctx_tokens > max_ctx)
+        max_ctx = e.ctx_tokens;
+    k.ctx = true;
+    out->max_ctx_tokens = vf_bisect(1, max_ctx, fits_with, &k);
+
+    /* F-FIT-01: the largest number of concurrent sequences at the asked context */
+    k.ctx = false;
+    k.w.ctx_tokens = e.ctx_tokens;
+    out->max_users = vf_bisect(1, VF_MAX_USERS, fits_with, &k);
+    return VF_OK;
+}
+
+enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                   const char *gpu, uint64_t usable_bytes, uint32_t count, struct vf_fit *out,
+                   struct vf_error *err)
+{
+    return fit(a, m, w, gpu, usable_bytes, count, true, out, NULL, err);
+}
+
+enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m,
+                          const struct vf_workload *w, const char *gpu, uint64_t usable_bytes,
+                          uint32_t count, bool solve, struct vf_fit *out,
+                          struct vf_estimate *est, struct vf_error *err)
+{
+    return fit(a, m, w, gpu, usable_bytes, count, solve, out, est, err);
+}

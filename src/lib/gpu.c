@@ -1,0 +1,53 @@
+/*
+ * gpu.c - the GPU probe: a table of backends behind one ops struct. Issue 2 has the fake
+ * backend (a TSV of devices and processes) that golden tests and later explain, smi and run
+ * use; NVML (dlopen) and amdgpu (sysfs) join the same table in issue 9.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct vf__gpu_backend *const backends[] = {
+    &vf__gpu_backend_fake,
+};
+
+enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
+                            struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *want = getenv("VRAMFIT_GPU_BACKEND");
+    char reasons[VF_ERROR_MSG_MAX] = "";
+    bool tried = false;
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        const struct vf__gpu_backend *b = backends[i];
+        if (want && *want && vf__strcasecmp(want, b->name))
+            continue;
+        if (!(want && *want) && b->explicit_only)
+            continue;
+        tried = true;
+        struct vf_error e = {0};
+        enum vf_err rc = b->snapshot(a, out, &e);
+        if (!rc && out->n_devs) {
+            out->backend = b->name;
+            return VF_OK;
+        }
+        if (rc && rc != VF_ENODEV) {
+            if (err)
+                *err = e;
+            return rc;
+        }
+        size_t l = strlen(reasons);
+        snprintf(reasons + l, sizeof reasons - l, "%s%s: %s", l ? "; " : "", b->name,
+                 rc ? e.msg : "no devices");
+    }
+    if (!tried)
+        return vf__errf(err, VF_EINVAL,
+                        "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: fake)",
+                        want ? want : "");
+    if (!*reasons)
+        snprintf(reasons, sizeof reasons,
+                 "no GPU backend is built in yet besides 'fake' (VRAMFIT_GPU_BACKEND=fake)");
+    return vf__errf(err, VF_ENODEV, "no GPU found: %s", reasons);
+}

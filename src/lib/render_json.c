@@ -1,0 +1,251 @@
+/*
+ * render_json.c - the JSON documents of DESIGN section 8, built with jansson. The CLI's
+ * --json and the HTTP API print these same strings, so they are byte-identical. Unknown
+ * numbers are null; bytes are exact integers; prices are decimal numbers in their currency.
+ */
+#include "internal.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+
+static json_t *jbytes(uint64_t v)
+{
+    return v == VF_UNKNOWN ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *jprice(uint64_t micro)
+{
+    return micro == VF_UNKNOWN ? json_null() : json_real((double)micro / 1e6);
+}
+
+static json_t *jstr(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* Moves a jansson string into the arena (jansson's buffer is freed). */
+static char *finish(struct vf_arena *a, json_t *root)
+{
+    char *s = root ? json_dumps(root, DUMP_FLAGS) : NULL;
+    json_decref(root);
+    if (!s)
+        return NULL;
+    char *out = vf_arena_printf(a, "%s\n", s);
+    free(s);
+    return out;
+}
+
+static const char *device_name(char *buf, size_t cap, int device)
+{
+    if (device == VF_DEV_HOST)
+        snprintf(buf, cap, "host");
+    else if (device == VF_DEV_ALL_GPUS)
+        snprintf(buf, cap, "gpu");
+    else
+        snprintf(buf, cap, "gpu%d", device);
+    return buf;
+}
+
+static json_t *model_json(const struct vf_model *m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", jstr(m->id));
+    json_object_set_new(o, "name", jstr(m->name));
+    json_object_set_new(o, "params", jbytes(m->params));
+    json_object_set_new(o, "params_active", jbytes(m->params_active));
+    json_object_set_new(o, "source", json_string(vf_provenance_name(m->provenance)));
+    json_object_set_new(o, "origin", jstr(m->source));
+    return o;
+}
+
+static json_t *fit_json(const struct vf_fit *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "gpu", jstr(f->gpu));
+    json_object_set_new(o, "count", json_integer(f->count));
+    json_object_set_new(o, "usable_bytes", jbytes(f->usable_bytes));
+    json_object_set_new(o, "fits", json_boolean(f->fits));
+    json_object_set_new(o, "headroom_bytes", json_integer(f->headroom_bytes));
+    json_object_set_new(o, "max_ctx_tokens", jbytes(f->max_ctx_tokens));
+    json_object_set_new(o, "max_users", jbytes(f->max_users));
+    if (f->why_not)
+        json_object_set_new(o, "why_not", json_string(f->why_not));
+    return o;
+}
+
+/* The estimate object without the fit (shared by estimate and pick). */
+static json_t *estimate_json(const struct vf_estimate *e)
+{
+    char dev[32];
+    json_t *o = json_object();
+    json_object_set_new(o, "model", model_json(&e->model));
+    json_object_set_new(o, "engine", jstr(e->engine));
+    json_object_set_new(o, "task", json_string(vf_task_name(e->task)));
+    json_object_set_new(o, "weights", json_string(e->weights.name));
+    json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(e->kv_dtype)));
+    json_object_set_new(o, "ctx_tokens", jbytes(e->ctx_tokens));
+    json_object_set_new(o, "users", jbytes(e->users));
+    json_object_set_new(o, "gpus", json_integer(e->gpus));
+    json_object_set_new(o, "weights_bytes", jbytes(e->weights_bytes));
+    json_object_set_new(o, "kv_bytes_per_token", jbytes(e->kv_bytes_per_token));
+    json_t *comps = json_array();
+    for (size_t i = 0; i < e->n_components; i++) {
+        const struct vf_component *c = &e->components[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(c->name));
+        json_object_set_new(j, "bytes", jbytes(c->bytes));
+        json_object_set_new(j, "device", json_string(device_name(dev, sizeof dev, c->device)));
+        if (c->phase)
+            json_object_set_new(j, "phase", json_string(c->phase));
+        json_array_append_new(comps, j);
+    }
+    json_object_set_new(o, "components", comps);
+    json_t *devs = json_array();
+    for (uint32_t g = 0; g < e->gpus && g < 64; g++) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < e->n_components; i++)
+            if (e->components[i].device == VF_DEV_ALL_GPUS || e->components[i].device == (int)g)
+                sum = vf__sat_add(sum, e->components[i].bytes);
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(device_name(dev, sizeof dev, (int)g)));
+        json_object_set_new(j, "bytes", jbytes(sum));
+        json_array_append_new(devs, j);
+    }
+    json_t *host = json_object();
+    json_object_set_new(host, "name", json_string("host"));
+    json_object_set_new(host, "bytes", jbytes(e->host_bytes));
+    json_array_append_new(devs, host);
+    json_object_set_new(o, "devices", devs);
+    json_object_set_new(o, "total_bytes", jbytes(e->total_bytes));
+    json_object_set_new(o, "host_bytes", jbytes(e->host_bytes));
+    json_t *as = json_array();
+    for (size_t i = 0; i < e->n_assumptions; i++)
+        json_array_append_new(as, json_string(e->assumptions[i]));
+    json_object_set_new(o, "assumptions", as);
+    return o;
+}
+
+char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
+                              const struct vf_fit *fit)
+{
+    json_t *o = estimate_json(e);
+    if (fit)
+        json_object_set_new(o, "fit", fit_json(fit));
+    return finish(a, o);
+}
+
+static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "gpu", json_string(r->gpu->id));
+    json_object_set_new(o, "name", json_string(r->gpu->name));
+    json_object_set_new(o, "count", json_integer(r->count));
+    json_object_set_new(o, "usable_bytes", jbytes(r->gpu->usable_bytes));
+    json_object_set_new(o, "needs_bytes", jbytes(r->est.total_bytes));
+    json_object_set_new(o, "headroom_bytes", json_integer(r->fit.headroom_bytes));
+    json_object_set_new(o, "price_per_hour", r->offer ? jprice(r->offer->price_micro)
+                                                      : json_null());
+    json_object_set_new(o, "price_per_minute",
+                        r->offer ? json_real((double)r->offer->price_micro / 60e6)
+                                 : json_null());
+    json_object_set_new(o, "currency", r->offer ? json_string(r->offer->currency) : json_null());
+    json_object_set_new(o, "billing", r->offer ? json_string(r->offer->billing) : json_null());
+    json_object_set_new(o, "kind", r->offer ? json_string(r->offer->kind) : json_null());
+    json_object_set_new(o, "provider", r->offer ? json_string(r->offer->provider) : json_null());
+    json_object_set_new(o, "as_of", r->offer ? json_string(r->offer->as_of) : json_null());
+    json_object_set_new(o, "fits", json_boolean(r->fit.fits));
+    json_object_set_new(o, "rank", ranked ? json_integer(rank) : json_null());
+    if (!r->fit.fits) {
+        json_object_set_new(o, "max_ctx_tokens", jbytes(r->fit.max_ctx_tokens));
+        json_object_set_new(o, "max_users", jbytes(r->fit.max_users));
+    }
+    return o;
+}
+
+char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e,
+                          const struct vf_pick *p, const struct vf_workload *w)
+{
+    (void)w;
+    json_t *o = estimate_json(e);
+    json_object_set_new(o, "currency", json_string(p->currency));
+    json_t *offers = json_array();
+    for (size_t i = 0; i < p->n_rows; i++)
+        json_array_append_new(offers, offer_json(&p->rows[i], true, (int)i + 1));
+    for (size_t i = 0; i < p->n_other; i++)
+        json_array_append_new(offers, offer_json(&p->other[i], false, 0));
+    for (size_t i = 0; i < p->n_unpriced; i++)
+        json_array_append_new(offers, offer_json(&p->unpriced[i], false, 0));
+    for (size_t i = 0; i < p->n_short; i++)
+        json_array_append_new(offers, offer_json(&p->short_rows[i], false, 0));
+    json_object_set_new(o, "offers", offers);
+    json_object_set_new(o, "skipped_for_precision", json_integer((json_int_t)p->n_skipped));
+    if (p->low_bits) {
+        json_t *u = json_object();
+        json_object_set_new(u, "weights", json_string(p->upgrade_quant.name));
+        json_object_set_new(u, "offer", p->upgrade ? offer_json(p->upgrade, false, 0)
+                                                   : json_null());
+        json_object_set_new(o, "move_up", u);
+    }
+    return finish(a, o);
+}
+
+char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus)
+{
+    json_t *arr = json_array();
+    if (gpus) {
+        for (size_t i = 0; i < c->n_gpus; i++) {
+            const struct vf_gpu_spec *g = &c->gpus[i];
+            json_t *o = json_object();
+            json_object_set_new(o, "id", json_string(g->id));
+            json_object_set_new(o, "name", json_string(g->name));
+            json_object_set_new(o, "vendor", json_string(g->vendor));
+            json_object_set_new(o, "marketed_gb", json_integer(g->marketed_gb));
+            json_object_set_new(o, "smi_bytes", jbytes(g->smi_bytes));
+            json_object_set_new(o, "usable_bytes", jbytes(g->usable_bytes));
+            json_object_set_new(o, "usable_kind",
+                                json_string(g->usable_derived ? "derived" : "measured"));
+            json_object_set_new(o, "bandwidth_gbps",
+                                g->bandwidth_gbps ? json_integer(g->bandwidth_gbps) : json_null());
+            json_object_set_new(o, "arch", json_string(g->arch));
+            json_object_set_new(o, "cc", json_string(g->cc));
+            json_object_set_new(o, "bf16", json_boolean(g->bf16));
+            json_object_set_new(o, "fp8", json_boolean(g->fp8));
+            json_object_set_new(o, "fp4", json_boolean(g->fp4));
+            json_t *offers = json_array();
+            for (size_t j = 0; j < c->n_offers; j++) {
+                const struct vf_offer *of = &c->offers[j];
+                if (strcmp(of->gpu_id, g->id))
+                    continue;
+                json_t *x = json_object();
+                json_object_set_new(x, "count", json_integer(of->count));
+                json_object_set_new(x, "price_per_hour", jprice(of->price_micro));
+                json_object_set_new(x, "currency", json_string(of->currency));
+                json_object_set_new(x, "billing", json_string(of->billing));
+                json_object_set_new(x, "kind", json_string(of->kind));
+                json_object_set_new(x, "as_of", json_string(of->as_of));
+                json_object_set_new(x, "provider", json_string(of->provider));
+                json_object_set_new(x, "source", json_string(of->source));
+                json_array_append_new(offers, x);
+            }
+            json_object_set_new(o, "offers", offers);
+            json_object_set_new(o, "source", json_string(g->source));
+            json_array_append_new(arr, o);
+        }
+    } else {
+        for (size_t i = 0; i < c->n_models; i++) {
+            const struct vf_catalog_model *m = &c->models[i];
+            json_t *o = json_object();
+            json_object_set_new(o, "id", json_string(m->id));
+            json_object_set_new(o, "alias", jstr(m->alias));
+            json_object_set_new(o, "name", json_string(m->name));
+            json_object_set_new(o, "file", json_string(m->file));
+            json_array_append_new(arr, o);
+        }
+    }
+    json_t *root = json_object();
+    json_object_set_new(root, gpus ? "gpus" : "models", arr);
+    return finish(a, root);
+}

@@ -1,0 +1,465 @@
+/*
+ * render_text.c - what a person reads: the estimate breakdown with a bar chart against
+ * the card, the ranked offers of pick, and the catalog listings. The voice is UX.md's: short,
+ * every number explained, every fix typed out so it can be copied.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ string builder */
+
+struct sb {
+    struct vf_arena *a;
+    char *p;
+    size_t n, cap;
+    bool oom;
+};
+
+static void sb_printf(struct sb *s, const char *fmt, ...) VF__PRINTF(2, 3);
+
+static void sb_printf(struct sb *s, const char *fmt, ...)
+{
+    if (s->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if (!s->p || s->n + (size_t)k + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap < s->n + (size_t)k + 1)
+            cap *= 2;
+        char *np = vf_arena_alloc(s->a, cap);
+        if (!np) {
+            s->oom = true;
+            return;
+        }
+        if (s->p)
+            memcpy(np, s->p, s->n);
+        s->p = np;
+        s->cap = cap;
+        va_start(ap, fmt);
+        vsnprintf(s->p + s->n, s->cap - s->n, fmt, ap);
+        va_end(ap);
+    }
+    s->n += (size_t)k;
+}
+
+static char *sb_done(struct sb *s)
+{
+    if (s->oom)
+        return NULL;
+    if (!s->p)
+        return vf_arena_strdup(s->a, "");
+    return s->p;
+}
+
+/* ------------------------------------------------------------------ pieces */
+
+#define BAR_WIDTH 36
+
+/* A bar of `bytes` out of `scale` in BAR_WIDTH cells, with eighth-cell precision. */
+static void bar(struct sb *s, uint64_t bytes, uint64_t scale, bool ascii)
+{
+    static const char *const part[] = {"", "\u258f", "\u258e", "\u258d",
+                                       "\u258c", "\u258b", "\u258a", "\u2589"};
+    uint64_t eighths = scale ? (uint64_t)((unsigned __int128)bytes * BAR_WIDTH * 8 / scale) : 0;
+    if (eighths > BAR_WIDTH * 8)
+        eighths = BAR_WIDTH * 8;
+    if (bytes && !eighths)
+        eighths = 1;
+    unsigned full = (unsigned)(eighths / 8), rest = (unsigned)(eighths % 8);
+    unsigned cells = 0;
+    for (unsigned i = 0; i < full; i++, cells++)
+        sb_printf(s, "%s", ascii ? "#" : "\u2588");
+    if (rest) {
+        sb_printf(s, "%s", ascii ? "#" : part[rest]);
+        cells++;
+    }
+    for (; cells < BAR_WIDTH; cells++)
+        sb_printf(s, " ");
+}
+
+static const char *label(const char *name)
+{
+    if (!strcmp(name, "weights"))
+        return "weights";
+    if (!strcmp(name, "kv_cache"))
+        return "KV cache";
+    if (!strcmp(name, "activations"))
+        return "activations";
+    if (!strcmp(name, "runtime_overhead"))
+        return "runtime overhead";
+    return name;
+}
+
+static const char *params_text(char *buf, size_t cap, uint64_t p)
+{
+    if (p == VF_UNKNOWN || p == 0)
+        snprintf(buf, cap, "? params");
+    else if (p >= 1000000000ULL)
+        snprintf(buf, cap, "%llu.%02llu B params", (unsigned long long)(p / 1000000000ULL),
+                 (unsigned long long)((p % 1000000000ULL + 5000000ULL) / 10000000ULL) % 100);
+    else
+        snprintf(buf, cap, "%llu M params", (unsigned long long)((p + 500000) / 1000000));
+    return buf;
+}
+
+/* "Llama 3.1 8B Instruct · 8.03 B params (3.35 B active) · bf16 · generic" */
+static void headline(struct sb *s, const struct vf_estimate *e, const char *dot)
+{
+    char b1[48], b2[48];
+    const struct vf_model *m = &e->model;
+    sb_printf(s, "%s %s %s", m->name ? m->name : m->id, dot,
+              params_text(b1, sizeof b1, m->params));
+    if (m->params_active && m->params_active != m->params && m->params_active != VF_UNKNOWN)
+        sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
+    sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
+}
+
+static const char *component_note(const struct vf_estimate *e, const struct vf_component *c,
+                                  char *buf, size_t cap)
+{
+    char b1[32], b2[32];
+    if (!strcmp(c->name, "kv_cache")) {
+        snprintf(buf, cap, "%s tokens x %llu %s x %s/token (%s)",
+                 vf_format_tokens(b1, sizeof b1, e->ctx_tokens), (unsigned long long)e->users,
+                 e->users == 1 ? "user" : "users",
+                 vf_format_bytes(b2, sizeof b2, e->kv_bytes_per_token, VF_FMT_IEC),
+                 vf_dtype_name(e->kv_dtype));
+        return buf;
+    }
+    if (!strcmp(c->name, "weights")) {
+        snprintf(buf, cap, "%s, %s", e->weights.name,
+                 c->note ? c->note : vf_provenance_name(e->model.provenance));
+        return buf;
+    }
+    if (!strcmp(c->name, "activations"))
+        return "peak of one prefill chunk";
+    if (!strcmp(c->name, "runtime_overhead"))
+        return "CUDA context, cuBLAS, allocator";
+    return c->note ? c->note : "";
+}
+
+static unsigned percent(int64_t part, uint64_t whole)
+{
+    if (!whole)
+        return 0;
+    int64_t p = part < 0 ? -part : part;
+    return (unsigned)(((unsigned __int128)p * 100 + whole / 2) / whole);
+}
+
+/* ---------------------------------------------------------------- estimate */
+
+char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
+                              const struct vf_fit *fit, const struct vf_render_opts *o)
+{
+    struct sb s = {.a = a};
+    bool ascii = o && o->ascii;
+    const char *dot = ascii ? "-" : "\u00b7";
+    char b1[48], b2[48], b3[48], note[160];
+
+    headline(&s, e, dot);
+    if (fit) {
+        sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7",
+                  fit->gpu, vf_format_bytes(b1, sizeof b1, fit->usable_bytes, VF_FMT_IEC));
+    }
+    sb_printf(&s, "\n\n");
+    uint64_t scale = e->total_bytes;
+    if (fit && fit->usable_bytes > scale)
+        scale = fit->usable_bytes;
+    for (size_t i = 0; i < e->n_components; i++) {
+        const struct vf_component *c = &e->components[i];
+        sb_printf(&s, "  %-17s %10s  ", label(c->name),
+                  vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
+        bar(&s, c->bytes, scale, ascii);
+        sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
+    }
+    sb_printf(&s, "  ");
+    for (int i = 0; i < 18 + 11 + 2 + BAR_WIDTH; i++)
+        sb_printf(&s, "%s", ascii ? "-" : "\u2500");
+    sb_printf(&s, "\n  %-17s %10s", e->gpus > 1 ? "total per GPU" : "total",
+              vf_format_bytes(b1, sizeof b1, e->total_bytes, VF_FMT_IEC));
+    if (fit)
+        sb_printf(&s, "  of %s usable", vf_format_bytes(b2, sizeof b2, fit->usable_bytes,
+                                                         VF_FMT_IEC));
+    sb_printf(&s, "\n");
+
+    if (fit) {
+        sb_printf(&s, "\n");
+        if (fit->why_not) {
+            sb_printf(&s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717",
+                      fit->count, fit->why_not);
+        } else if (fit->fits) {
+            sb_printf(&s, "  %s fits with %s to spare (%u %%)%s\n", ascii ? "ok:" : "\u2713",
+                      vf_format_bytes(b1, sizeof b1, (uint64_t)fit->headroom_bytes, VF_FMT_IEC),
+                      percent(fit->headroom_bytes, fit->usable_bytes),
+                      percent(fit->headroom_bytes, fit->usable_bytes) < 10 ? " - tight" : "");
+        } else {
+            sb_printf(&s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
+                      vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes,
+                                      VF_FMT_IEC));
+        }
+        if (!fit->why_not) {
+            if (fit->max_ctx_tokens == 0)
+                sb_printf(&s, "  not even 1 token of context fits at %llu %s\n",
+                          (unsigned long long)e->users, e->users == 1 ? "user" : "users");
+            else
+                sb_printf(&s, "  largest context at %llu %s: %s tokens (--ctx %llu)\n",
+                          (unsigned long long)e->users, e->users == 1 ? "user" : "users",
+                          vf_format_tokens(b2, sizeof b2, fit->max_ctx_tokens),
+                          (unsigned long long)fit->max_ctx_tokens);
+            sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
+                      vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
+                      (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
+        }
+    }
+    sb_printf(&s, "\nassumptions:\n");
+    for (size_t i = 0; i < e->n_assumptions; i++)
+        sb_printf(&s, "  - %s\n", e->assumptions[i]);
+    return sb_done(&s);
+}
+
+/* -------------------------------------------------------------------- pick */
+
+static const char *currency_sign(const char *cur)
+{
+    if (!strcmp(cur, "EUR"))
+        return "\u20ac";
+    if (!strcmp(cur, "USD"))
+        return "$";
+    return cur;
+}
+
+/* Per-minute billing: a job of `hours` costs ceil(hours x 60) minutes of the price. */
+static uint64_t job_cost(const struct vf_offer *o, double hours)
+{
+    uint64_t units, per_unit;
+    if (!strcmp(o->billing, "second")) {
+        units = (uint64_t)(hours * 3600.0 + 0.999999);
+        return (o->price_micro * units + 1800) / 3600;
+    }
+    if (!strcmp(o->billing, "minute")) {
+        units = (uint64_t)(hours * 60.0 + 0.999999);
+        per_unit = o->price_micro;
+        return (per_unit * units + 30) / 60;
+    }
+    units = (uint64_t)(hours + 0.999999);
+    return o->price_micro * units;
+}
+
+static void card_name(char *buf, size_t cap, const struct vf_pick_row *r, bool ascii)
+{
+    if (r->count > 1)
+        snprintf(buf, cap, "%u%s %s", r->count, ascii ? "x" : "\u00d7", r->gpu->name);
+    else
+        snprintf(buf, cap, "%s", r->gpu->name);
+}
+
+/* Display width of a UTF-8 string (code points). */
+static int width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void padded(struct sb *s, const char *text, int w)
+{
+    sb_printf(s, "%s", text);
+    for (int i = width(text); i < w; i++)
+        sb_printf(s, " ");
+}
+
+static void right(struct sb *s, const char *text, int w)
+{
+    for (int i = width(text); i < w; i++)
+        sb_printf(s, " ");
+    sb_printf(s, "%s", text);
+}
+
+char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
+                          const struct vf_pick *p, const struct vf_workload *w,
+                          double hours, const struct vf_render_opts *o)
+{
+    (void)w;
+    struct sb s = {.a = a};
+    bool ascii = o && o->ascii;
+    const char *dot = ascii ? "-" : "\u00b7";
+    const char *sign = ascii ? p->currency : currency_sign(p->currency);
+    char b1[64], b2[64], b3[64], name[96];
+
+    const struct vf_model *m = &e->model;
+    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s %s tokens", m->name ? m->name : m->id,
+              dot, e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC),
+              dot, e->engine, dot, vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
+    if (e->users > 1)
+        sb_printf(&s, " %s %llu users", ascii ? "x" : "\u00d7", (unsigned long long)e->users);
+    sb_printf(&s, " %s needs %s on one card\n\n", dot,
+              vf_format_bytes(b3, sizeof b3, e->total_bytes, VF_FMT_IEC));
+
+    if (!p->n_rows) {
+        sb_printf(&s, "  no offer in %s fits this workload\n", p->currency);
+    } else {
+        char ph[32], pm[32];
+        snprintf(ph, sizeof ph, "%s/hour", sign);
+        snprintf(pm, sizeof pm, "%s/minute", sign);
+        sb_printf(&s, "  ");
+        padded(&s, "card", 24);
+        sb_printf(&s, " %10s %8s ", "memory", "headroom");
+        right(&s, ph, 10);
+        sb_printf(&s, " ");
+        right(&s, pm, 10);
+        if (hours > 0) {
+            char pj[32];
+            snprintf(pj, sizeof pj, "%s job", sign);
+            sb_printf(&s, "  ");
+            right(&s, pj, 8);
+        }
+        sb_printf(&s, "\n");
+        for (size_t i = 0; i < p->n_rows; i++) {
+            const struct vf_pick_row *r = &p->rows[i];
+            card_name(name, sizeof name, r, ascii);
+            sb_printf(&s, "  ");
+            padded(&s, name, 24);
+            uint64_t mem = vf__sat_mul(r->gpu->usable_bytes, r->count);
+            unsigned pc = percent(r->fit.headroom_bytes, r->gpu->usable_bytes);
+            char hr[32];
+            snprintf(hr, sizeof hr, "%u %%", pc);
+            sb_printf(&s, " %10s %8s %10s %10s", vf_format_bytes(b1, sizeof b1, mem, VF_FMT_IEC),
+                      hr, vf_format_price(b2, sizeof b2, r->offer->price_micro, 2),
+                      vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
+            if (hours > 0)
+                sb_printf(&s, "  %8s", vf_format_price(b1, sizeof b1,
+                                                       job_cost(r->offer, hours), 2));
+            if (i == 0)
+                sb_printf(&s, "   %s cheapest that fits%s", ascii ? "<-" : "\u2190",
+                          pc < 10 ? " (tight)" : "");
+            else if (pc < 10)
+                sb_printf(&s, "   (tight)");
+            sb_printf(&s, "\n");
+            if (i >= 11 && p->n_rows > 13) {
+                sb_printf(&s, "  ... %zu more (--json lists them all)\n", p->n_rows - i - 1);
+                break;
+            }
+        }
+    }
+
+    for (size_t i = 0; i < p->n_short; i++) {
+        const struct vf_pick_row *r = &p->short_rows[i];
+        card_name(name, sizeof name, r, ascii);
+        sb_printf(&s, "  %s: short by %s", name,
+                  vf_format_bytes(b1, sizeof b1, (uint64_t)-r->fit.headroom_bytes, VF_FMT_IEC));
+        if (r->fit.max_ctx_tokens)
+            sb_printf(&s, " %s fits with --ctx %llu", ascii ? "-" : "\u2014",
+                      (unsigned long long)r->fit.max_ctx_tokens);
+        if (e->users > 1 && r->fit.max_users)
+            sb_printf(&s, "%s--users %llu", r->fit.max_ctx_tokens ? ", or " : " fits with ",
+                      (unsigned long long)r->fit.max_users);
+        if (!r->fit.max_ctx_tokens && !(e->users > 1 && r->fit.max_users))
+            sb_printf(&s, " %s not even with a 1-token context", ascii ? "-" : "\u2014");
+        sb_printf(&s, "\n");
+    }
+
+    if (p->n_rows && hours > 0) {
+        /* the next bigger card than the cheapest: what a quick trial on it costs */
+        const struct vf_pick_row *c0 = &p->rows[0];
+        for (size_t i = 1; i < p->n_rows; i++) {
+            const struct vf_pick_row *r = &p->rows[i];
+            if (vf__sat_mul(r->gpu->usable_bytes, r->count) >
+                vf__sat_mul(c0->gpu->usable_bytes, c0->count)) {
+                card_name(name, sizeof name, r, ascii);
+                sb_printf(&s, "  a 15-minute trial on %s costs %s%s\n", name, sign,
+                          vf_format_price(b1, sizeof b1, job_cost(r->offer, 0.25), 2));
+                break;
+            }
+        }
+    }
+
+    if (p->low_bits) {
+        if (p->upgrade) {
+            const struct vf_pick_row *u = p->upgrade;
+            card_name(name, sizeof name, u, ascii);
+            sb_printf(&s, "\n  %s-bit weights cost quality. With %s weights it fits %s at %s%s/h",
+                      e->weights.name, p->upgrade_quant.name, name, sign,
+                      vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
+            if (p->n_rows && u->offer->price_micro >= p->rows[0].offer->price_micro)
+                sb_printf(&s, " (+%s%s/h)", sign,
+                          vf_format_price(b2, sizeof b2,
+                                          u->offer->price_micro - p->rows[0].offer->price_micro,
+                                          2));
+            sb_printf(&s, ":\n  our guide's rule is to move up a size when a fix costs quality, "
+                          "speed or more of your time than the price difference.\n");
+        } else {
+            sb_printf(&s, "\n  %s weights cost quality, but no offer in %s holds %s weights "
+                          "for this workload.\n",
+                      e->weights.name, p->currency, p->upgrade_quant.name);
+        }
+    }
+
+    if (p->n_other) {
+        sb_printf(&s, "\n  also fitting, priced in other currencies (not ranked against %s):\n",
+                  p->currency);
+        size_t shown = 0;
+        for (size_t i = 0; i < p->n_other && shown < 5; i++) {
+            const struct vf_pick_row *r = &p->other[i];
+            card_name(name, sizeof name, r, ascii);
+            sb_printf(&s, "    ");
+            padded(&s, name, 24);
+            sb_printf(&s, " %s %s/h %s (%s, %s)\n", r->offer->currency,
+                      vf_format_price(b1, sizeof b1, r->offer->price_micro, 3), r->offer->kind,
+                      r->offer->provider, r->offer->as_of);
+            shown++;
+        }
+        if (p->n_other > shown)
+            sb_printf(&s, "    ... %zu more (--json lists them all)\n", p->n_other - shown);
+    }
+    if (p->n_unpriced) {
+        sb_printf(&s, "\n  also fitting, no price in the catalog:");
+        for (size_t i = 0; i < p->n_unpriced; i++)
+            sb_printf(&s, "%s %s", i ? "," : "", p->unpriced[i].gpu->name);
+        sb_printf(&s, "\n");
+    }
+    if (p->n_skipped)
+        sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped,
+                  p->skipped_why, e->weights.name);
+    const char *as_of = p->n_rows ? p->rows[0].offer->as_of : NULL;
+    sb_printf(&s, "\n  headroom is per card; tight fit (< 10 %% headroom) marked");
+    if (as_of)
+        sb_printf(&s, "; prices as of %s, billed per %s", as_of, p->rows[0].offer->billing);
+    sb_printf(&s, "\n");
+    return sb_done(&s);
+}
+
+/* ----------------------------------------------------------------- catalog */
+
+char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus)
+{
+    struct sb s = {.a = a};
+    char b1[48], b2[48];
+    if (gpus) {
+        sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %s\n", "id", "name", "nvidia-smi",
+                  "usable", "", "cc", "bf16 fp8 fp4");
+        for (size_t i = 0; i < c->n_gpus; i++) {
+            const struct vf_gpu_spec *g = &c->gpus[i];
+            sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %-4s %-3s %s\n", g->id, g->name,
+                      vf_format_bytes(b1, sizeof b1, g->smi_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b2, sizeof b2, g->usable_bytes, VF_FMT_IEC),
+                      g->usable_derived ? "derived" : "measured", g->cc, g->bf16 ? "yes" : "no",
+                      g->fp8 ? "yes" : "no", g->fp4 ? "yes" : "no");
+        }
+        sb_printf(&s, "\nusable = what CUDA reports as total (PyTorch's \"total capacity\"): "
+                      "measured, or nvidia-smi's total less the driver reservation (derived)\n");
+    } else {
+        sb_printf(&s, "%-48s %s\n", "id", "alias");
+        for (size_t i = 0; i < c->n_models; i++)
+            sb_printf(&s, "%-48s %s\n", c->models[i].id,
+                      c->models[i].alias ? c->models[i].alias : "");
+    }
+    return sb_done(&s);
+}

@@ -1,0 +1,88 @@
+/*
+ * tsv.c - tab-separated tables: a header line naming the columns, one record per line,
+ * '#' comment lines and blank lines skipped. Every record must have exactly as many fields
+ * as the header; an error names the file, the line and what was found.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+enum vf_err vf__tsv_parse(struct vf_arena *a, const char *text, size_t len, const char *origin,
+                          struct vf__tsv *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->origin = origin;
+    /* count lines to size the arrays (bounded by VF_MAX_TSV_ROWS) */
+    size_t n_lines = 1;
+    for (size_t i = 0; i < len; i++)
+        n_lines += text[i] == '\n';
+    if (n_lines > VF_MAX_TSV_ROWS)
+        return vf__errf(err, VF_ELIMIT, "%s: %zu lines is over the limit of %d", origin,
+                        n_lines, VF_MAX_TSV_ROWS);
+    out->rows = vf_arena_alloc(a, n_lines * sizeof *out->rows);
+    out->lines = vf_arena_alloc(a, n_lines * sizeof *out->lines);
+    if (!out->rows || !out->lines)
+        return vf__errf(err, VF_ENOMEM, "%s: out of memory", origin);
+
+    size_t pos = 0, line = 0;
+    while (pos < len) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        line++;
+        size_t n = end - pos;
+        if (n && text[pos + n - 1] == '\r')
+            n--;
+        const char *l = text + pos;
+        pos = end + 1;
+        if (n == 0 || l[0] == '#')
+            continue;
+        if (n > VF_MAX_TSV_LINE)
+            return vf__errf(err, VF_ELIMIT, "%s:%zu: line of %zu bytes is over the limit of %d",
+                            origin, line, n, VF_MAX_TSV_LINE);
+        if (memchr(l, 0, n))
+            return vf__errf(err, VF_EFORMAT, "%s:%zu: NUL byte in a text line", origin, line);
+        size_t nf = 1;
+        for (size_t i = 0; i < n; i++)
+            nf += l[i] == '\t';
+        if (nf > VF_MAX_TSV_FIELDS)
+            return vf__errf(err, VF_ELIMIT, "%s:%zu: %zu fields is over the limit of %d", origin,
+                            line, nf, VF_MAX_TSV_FIELDS);
+        char **fields = vf_arena_alloc(a, nf * sizeof *fields);
+        if (!fields)
+            return vf__errf(err, VF_ENOMEM, "%s: out of memory", origin);
+        size_t f = 0, start = 0;
+        for (size_t i = 0; i <= n; i++) {
+            if (i == n || l[i] == '\t') {
+                fields[f] = vf_arena_strndup(a, l + start, i - start);
+                if (!fields[f])
+                    return vf__errf(err, VF_ENOMEM, "%s: out of memory", origin);
+                f++;
+                start = i + 1;
+            }
+        }
+        if (!out->cols) {
+            out->cols = fields;
+            out->n_cols = nf;
+            continue;
+        }
+        if (nf != out->n_cols)
+            return vf__errf(err, VF_EFORMAT, "%s:%zu: %zu fields, expected %zu (%s ... %s)",
+                            origin, line, nf, out->n_cols, out->cols[0],
+                            out->cols[out->n_cols - 1]);
+        out->rows[out->n_rows] = fields;
+        out->lines[out->n_rows] = line;
+        out->n_rows++;
+    }
+    if (!out->cols)
+        return vf__errf(err, VF_EFORMAT, "%s: no header line", origin);
+    return VF_OK;
+}
+
+int vf__tsv_col(const struct vf__tsv *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_cols; i++)
+        if (!strcmp(t->cols[i], name))
+            return (int)i;
+    return -1;
+}
