@@ -1,0 +1,358 @@
+/*
+ * t_model.c - unit tests of the config.json reader, the parameter count (F-PAR-01/02),
+ * the tensor groups and the KV cache (F-KV-01..05), on the catalog files in data/models/
+ * and against the numbers of ../shared/reference/models-llm.json when it is there.
+ */
+#include "th.h"
+
+#include "internal.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Loads data/models/<alias>.json into *m (arena *a stays open for the caller). */
+static struct vf_arena *load(const char *alias, struct vf_model *m)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_error err = {0};
+    char path[256], *text;
+    size_t len;
+
+    assert_non_null(a);
+    snprintf(path, sizeof(path), "data/models/%s.json", alias);
+    if (vf__read_file(a, path, VF_MAX_CONFIG_JSON_BYTES, &text, &len, &err) ||
+        vf_model_from_config(a, text, len, path, m, &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+        fail();
+    }
+    return a;
+}
+
+/* Parses an inline config and returns its error code, message in *err. */
+static enum vf_err parse_text(const char *text, struct vf_error *err)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_model m;
+    enum vf_err rc = vf_model_from_config(a, text, strlen(text), "x/config.json", &m, err);
+    vf_arena_close(a);
+    return rc;
+}
+
+/* F-PAR-01: exact HF safetensors totals. */
+static void test_exact_counts(void **state)
+{
+    static const struct {
+        const char *alias;
+        uint64_t params;
+    } cases[] = {
+        /* 32 x 218,112,000 per layer + 2 x 128256 x 4096 embed/head + 4096 final norm */
+        {"llama-3.1-8b", 8030261248ull},
+        {"llama-3.2-1b", 1235814400ull}, /* tied embeddings, head_dim 64 */
+        {"gemma-3-1b", 999885952ull},    /* 4 norms/layer + q/k norms, tied */
+        {"deepseek-r1-distill-qwen-32b", 32763876352ull}, /* qwen2: q/k/v biases */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct vf_model m;
+        struct vf_arena *a = load(cases[i].alias, &m);
+        assert_u64(m.params, cases[i].params);
+        assert_u64(m.params_active, cases[i].params);
+        assert_int_equal(m.provenance, VF_PROV_CONFIG);
+        vf_arena_close(a);
+    }
+}
+
+/* F-KV-01: 2 (K,V) x layers x kv_heads x head_dim x 2 bytes. */
+static void test_kv_guide(void **state)
+{
+    struct vf_model m;
+    struct vf_arena *a;
+    (void)state;
+    a = load("llama-3.1-8b", &m); /* 2 x 32 x 8 x 128 x 2 = 131072 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 131072);
+    /* q8_0: 128 elements = 4 blocks of 34 bytes; 2 x 32 x 8 x 136 = 69632 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_Q8_0), 69632);
+    /* q4_0: 4 blocks of 18 bytes; 2 x 32 x 8 x 72 = 36864 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_Q4_0), 36864);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_FP8), 65536);
+    vf_arena_close(a);
+    a = load("qwen3-32b", &m); /* 2 x 64 x 8 x 128 x 2 = 262144 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_BF16), 262144);
+    vf_arena_close(a);
+    a = load("llama-3.1-70b", &m); /* 2 x 80 x 8 x 128 x 2 = 327680 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 327680);
+    vf_arena_close(a);
+}
+
+/* F-KV-02: MLA caches 61 x (512 + 64) x 2 = 70272 bytes per token. */
+static void test_kv_mla(void **state)
+{
+    struct vf_model m;
+    struct vf_arena *a = load("deepseek-v3", &m);
+    (void)state;
+    assert_int_equal(m.attn, VF_ATTN_MLA);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 70272);
+    assert_int_equal(m.native.kind, VF_QK_FP8_BLOCK);
+    assert_int_equal(m.native.dtype, VF_DT_FP8);
+    vf_arena_close(a);
+}
+
+/* Looks up our catalog file whose vramfit.id is id; NULL when none. */
+static const char *alias_of(const char *id, char *buf, size_t cap)
+{
+    DIR *d = opendir("data/models");
+    struct dirent *e;
+    const char *found = NULL;
+
+    if (!d)
+        return NULL;
+    while (!found && (e = readdir(d))) {
+        char path[512];
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".json"))
+            continue;
+        snprintf(path, sizeof(path), "data/models/%s", e->d_name);
+        json_t *j = json_load_file(path, 0, NULL);
+        const char *jid = json_string_value(json_object_get(json_object_get(j, "vramfit"), "id"));
+        if (jid && strcmp(jid, id) == 0) {
+            snprintf(buf, cap, "%.*s", (int)(n - 5), e->d_name);
+            found = buf;
+        }
+        json_decref(j);
+    }
+    closedir(d);
+    return found;
+}
+
+/* F-PAR-01, F-PAR-02, F-KV-01/02 against every model of the reference list. */
+static void test_reference(void **state)
+{
+    json_t *ref = json_load_file("../shared/reference/models-llm.json", 0, NULL);
+    size_t i, checked = 0, bad = 0;
+    json_t *r;
+    (void)state;
+    if (!ref) {
+        printf("# skip: ../shared/reference/models-llm.json not found\n");
+        return;
+    }
+    json_array_foreach(ref, i, r) {
+        const char *id = json_string_value(json_object_get(r, "id"));
+        json_t *pt = json_object_get(r, "params_total_computed");
+        json_t *pa = json_object_get(r, "params_active_computed");
+        json_t *kv = json_object_get(json_object_get(r, "kv_cache_derived"),
+                                     "bytes_per_token_16bit_all_layers");
+        char buf[128];
+        const char *alias = alias_of(id, buf, sizeof(buf));
+        struct vf_model m;
+        if (!alias) {
+            printf("# no catalog file for %s\n", id);
+            bad++;
+            continue;
+        }
+        struct vf_arena *a = load(alias, &m);
+        uint64_t kvb = vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT);
+        if (json_is_integer(pt) && (uint64_t)json_integer_value(pt) != m.params) {
+            printf("# %s: params %llu, reference %lld\n", id, (unsigned long long)m.params,
+                   (long long)json_integer_value(pt));
+            bad++;
+        }
+        if (json_is_integer(pa) && (uint64_t)json_integer_value(pa) != m.params_active) {
+            printf("# %s: active %llu, reference %lld\n", id,
+                   (unsigned long long)m.params_active, (long long)json_integer_value(pa));
+            bad++;
+        }
+        if (json_is_integer(kv) && (uint64_t)json_integer_value(kv) != kvb) {
+            printf("# %s: kv/token %llu, reference %lld\n", id, (unsigned long long)kvb,
+                   (long long)json_integer_value(kv));
+            bad++;
+        }
+        /* the groups add up to the total */
+        uint64_t sum = 0;
+        for (size_t g = 0; g < m.n_groups; g++)
+            sum += m.groups[g].n_params;
+        assert_u64(sum, m.params);
+        checked++;
+        vf_arena_close(a);
+    }
+    json_decref(ref);
+    assert_int_equal(checked, 37);
+    assert_int_equal(bad, 0);
+}
+
+/* Tensor groups: classes, layers, row lengths. */
+static void test_groups(void **state)
+{
+    struct vf_model m;
+    struct vf_arena *a = load("gpt-oss-20b", &m);
+    uint64_t exp = 0, sum = 0;
+    (void)state;
+    assert_int_equal(m.groups[0].cls, VF_T_TOKEN_EMBD);
+    assert_int_equal(m.groups[0].layer, -1);
+    assert_int_equal(m.groups[m.n_groups - 1].cls, VF_T_OUTPUT);
+    for (size_t g = 0; g < m.n_groups; g++) {
+        const struct vf_tgroup *t = &m.groups[g];
+        sum += t->n_params;
+        if (t->cls == VF_T_FFN_DOWN_EXP) {
+            assert_int_equal(t->n_tensors, 32);
+            assert_u64(t->row_elems, 2880); /* moe intermediate: the input of down */
+            exp += t->n_params;
+        }
+    }
+    assert_u64(sum, m.params);
+    assert_u64(exp, 24ull * 32 * 2880 * 2880);
+    assert_int_equal(m.native.dtype, VF_DT_MXFP4);
+    assert_int_equal(m.native.classes, 1u << VF_T_FFN_GATE_EXP | 1u << VF_T_FFN_UP_EXP |
+                                           1u << VF_T_FFN_DOWN_EXP);
+    assert_string_equal(vf_tclass_name(VF_T_FFN_DOWN_EXP), "ffn_down_exps");
+    vf_arena_close(a);
+}
+
+/* F-LAY-01: layer kinds of sliding and hybrid models. */
+static void test_layer_kinds(void **state)
+{
+    struct vf_model m;
+    struct vf_arena *a = load("gemma-3-1b", &m);
+    (void)state;
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        assert_int_equal(m.layer_kind[i], (i == 5 || i == 11 || i == 17 || i == 23)
+                                              ? VF_LAYER_ATTN_FULL
+                                              : VF_LAYER_ATTN_SLIDING);
+    assert_int_equal(m.sliding_window, 512);
+    assert_null(m.layer_kv_heads);
+    /*
+     * F-KV-03 at 32768 tokens, capped: per layer per token 2 x 1 x 256 x 2 = 1024 bytes;
+     * 4 global layers x 32768 + 22 sliding layers x 512 = 131072 + 11264 = 142336 token
+     * slots -> 142336 x 1024 = 145752064 bytes. Uncapped: 26 x 32768 x 1024 = 872415232.
+     */
+    assert_u64(vf_model_kv_bytes(&m, VF_DT_DEFAULT, 32768, true), 145752064ull);
+    assert_u64(vf_model_kv_bytes(&m, VF_DT_DEFAULT, 32768, false), 872415232ull);
+    assert_u64(vf_model_kv_bytes(&m, VF_DT_DEFAULT, 100, true), 26ull * 100 * 1024);
+    vf_arena_close(a);
+
+    a = load("gpt-oss-20b", &m); /* layer_types: sliding on even layers, window 128 */
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        assert_int_equal(m.layer_kind[i], i % 2 ? VF_LAYER_ATTN_FULL : VF_LAYER_ATTN_SLIDING);
+    assert_int_equal(m.sliding_window, 128);
+    vf_arena_close(a);
+
+    a = load("nemotron-h-8b", &m); /* M recurrent, * attention at 7 18 29 40, - MLP */
+    uint32_t nm = 0, nmlp = 0;
+    for (uint32_t i = 0; i < m.n_layers; i++) {
+        nm += m.layer_kind[i] == VF_LAYER_RECURRENT;
+        nmlp += m.layer_kind[i] == VF_LAYER_MLP_ONLY;
+    }
+    assert_int_equal(nm, 24);
+    assert_int_equal(nmlp, 24);
+    assert_int_equal(m.layer_kind[7], VF_LAYER_ATTN_FULL);
+    assert_int_equal(m.layer_kind[40], VF_LAYER_ATTN_FULL);
+    assert_u64(m.params, 8100852736ull);
+    /* F-KV-01: 4 x 2 x 8 x 128 x 2 = 16384 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 16384);
+    /* F-KV-05: 24 x (1048576 ssm + 30720 conv) x 2 bytes = 51806208 */
+    assert_u64(m.recurrent_state_bytes, 51806208ull);
+    vf_arena_close(a);
+
+    a = load("qwen3-next-80b-a3b", &m); /* full attention every 4th layer */
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        assert_int_equal(m.layer_kind[i], (i + 1) % 4 ? VF_LAYER_RECURRENT : VF_LAYER_ATTN_FULL);
+    /* F-KV-01: 12 x 2 x 2 x 256 x 2 = 24576 */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 24576);
+    /* F-PAR-01 (no reference value; our own derivation, see FORMULAS.md): non-embedding
+     * 79674391296 - 2 x 151936 x 2048 = 79.05e9, the model card's "79B non-embedding" */
+    assert_u64(m.params, 79674391296ull);
+    /* F-KV-05: 36 x (524288 + 24576) x 2 = 39518208 */
+    assert_u64(m.recurrent_state_bytes, 39518208ull);
+    vf_arena_close(a);
+
+    a = load("qwen2.5-7b", &m); /* sliding_window ignored: use_sliding_window false */
+    assert_int_equal(m.sliding_window, 0);
+    for (uint32_t i = 0; i < m.n_layers; i++)
+        assert_int_equal(m.layer_kind[i], VF_LAYER_ATTN_FULL);
+    vf_arena_close(a);
+}
+
+#define BASE "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"vocab_size\": 128256, "
+
+static void test_malformed(void **state)
+{
+    struct vf_error err;
+    (void)state;
+    assert_int_equal(parse_text("{\"hidden_size\": 4096,\n  oops}", &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "x/config.json"));
+    assert_non_null(strstr(err.msg, "line 2 column"));
+
+    assert_int_equal(parse_text("{" BASE "\"num_attention_heads\": 32}", &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "missing num_hidden_layers"));
+
+    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 0}",
+                                &err),
+                     VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "num_attention_heads must be at least 1"));
+
+    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 32,"
+                                " \"num_key_value_heads\": 0}",
+                                &err),
+                     VF_EFORMAT);
+    assert_string_equal(err.msg, "config: 'x/config.json': num_key_value_heads 0 must divide "
+                                 "num_attention_heads 32");
+    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 32,"
+                                " \"num_key_value_heads\": 5}",
+                                &err),
+                     VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "num_key_value_heads 5 must divide"));
+
+    assert_int_equal(parse_text("{\"hidden_size\": 1e12, \"num_hidden_layers\": 2}", &err),
+                     VF_ELIMIT);
+    assert_non_null(strstr(err.msg, "hidden_size"));
+    assert_int_equal(parse_text("{\"hidden_size\": 4096, \"num_hidden_layers\": 100000}", &err),
+                     VF_ELIMIT);
+    assert_non_null(strstr(err.msg, "num_hidden_layers 100000 exceeds"));
+    assert_int_equal(parse_text("{\"hidden_size\": -3, \"num_hidden_layers\": 2}", &err),
+                     VF_EFORMAT);
+    assert_int_equal(parse_text("{\"hidden_size\": \"big\", \"num_hidden_layers\": 2}", &err),
+                     VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "hidden_size is not a number"));
+    assert_int_equal(parse_text("[1, 2]", &err), VF_EFORMAT);
+    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 32,"
+                                " \"hybrid_override_pattern\": \"M\"}",
+                                &err),
+                     VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "hybrid_override_pattern"));
+    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 32,"
+                                " \"quantization_config\": {\"quant_method\": \"hqq\"}}",
+                                &err),
+                     VF_EUNSUPPORTED);
+}
+
+/* Unknown model types with standard keys read as llama-like decoders; text_config nests. */
+static void test_lenient(void **state)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_model m;
+    struct vf_error err;
+    static const char nested[] =
+        "{\"model_type\": \"wrapper\", \"text_config\": {\"model_type\": \"llama\", " BASE
+        "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8,"
+        " \"tie_word_embeddings\": false}, \"torch_dtype\": \"float16\"}";
+    (void)state;
+    assert_int_equal(vf_model_from_config(a, nested, strlen(nested), "n.json", &m, &err), VF_OK);
+    assert_u64(m.params, 8030261248ull); /* the Llama-3.1-8B dims, F-PAR-01 */
+    assert_int_equal(m.native_dtype, VF_DT_F16);
+    assert_string_equal(m.id, "n.json");
+    assert_string_equal(vf_attn_kind_name(m.attn), "GQA");
+    assert_string_equal(vf_provenance_name(m.provenance), "config");
+    vf_arena_close(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_counts), cmocka_unit_test(test_kv_guide),
+        cmocka_unit_test(test_kv_mla),       cmocka_unit_test(test_reference),
+        cmocka_unit_test(test_groups),       cmocka_unit_test(test_layer_kinds),
+        cmocka_unit_test(test_malformed),    cmocka_unit_test(test_lenient),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
