@@ -42,7 +42,7 @@ enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
         snprintf(reasons + l, sizeof reasons - l, "%s%s: %s", l ? "; " : "", b->name,
                  rc ? e.msg : "no devices");
     }
-    if (!tried)
+    if (!tried && want && *want)
         return vf__errf(err, VF_EINVAL,
                         "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: fake)",
                         want ? want : "");

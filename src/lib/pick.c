@@ -184,20 +184,3 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
     }
     return VF_OK;
 }
-
-unsigned vf_quant_bits(const struct vf_quant *q)
-{
-    switch (q->kind) {
-    case VF_QK_AWQ:
-    case VF_QK_GPTQ:
-    case VF_QK_NF4:
-        return 4;
-    case VF_QK_FP8_BLOCK:
-        return 8;
-    default:
-        break;
-    }
-    uint32_t elems, bytes;
-    vf_dtype_block(q->dtype == VF_DT_DEFAULT ? VF_DT_BF16 : q->dtype, &elems, &bytes);
-    return elems ? bytes * 8 / elems : 16;
-}
