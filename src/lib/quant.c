@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ geometry */
@@ -582,7 +583,8 @@ static void recipe_init(const struct vf_model *m, const struct vf_quant *q,
 }
 
 static uint64_t gguf_bytes(const struct vf_model *m, const struct vf_quant *q,
-                           const struct vf_tgroup *g, const struct geom *x)
+                           const struct vf_tgroup *g, const struct geom *x,
+                           const struct recipe_ctx *pre)
 {
     enum vf_dtype base = ftype_base(q->ftype);
     if (base == VF_DT_DEFAULT)
@@ -593,7 +595,10 @@ static uint64_t gguf_bytes(const struct vf_model *m, const struct vf_quant *q,
     enum vf_dtype t = base;
     if (base != VF_DT_F32 && base != VF_DT_F16 && base != VF_DT_BF16) {
         struct recipe_ctx r;
-        recipe_init(m, q, g, &r);
+        if (pre)
+            r = *pre;
+        else
+            recipe_init(m, q, g, &r);
         t = gguf_pick(&r, cat_of(m, g->cls), g->cls, x->row, (int)g->layer, base);
         t = gguf_fallback(t, x->row);
     }
@@ -602,8 +607,9 @@ static uint64_t gguf_bytes(const struct vf_model *m, const struct vf_quant *q,
 
 /* ------------------------------------------------------------ entry points */
 
-uint64_t vf__quant_group_bytes(const struct vf_model *m, const struct vf_quant *q,
-                               const struct vf_tgroup *g)
+/* vf__quant_group_bytes with the recipe context of g already known (NULL: compute it). */
+static uint64_t group_bytes(const struct vf_model *m, const struct vf_quant *q,
+                            const struct vf_tgroup *g, const struct recipe_ctx *pre)
 {
     if (!m || !g || g->n_params == VF_UNKNOWN || g->row_elems == VF_UNKNOWN)
         return VF_UNKNOWN;
@@ -631,10 +637,69 @@ uint64_t vf__quant_group_bytes(const struct vf_model *m, const struct vf_quant *
     case VF_QK_FP8_BLOCK:
         return fp8_block_bytes(m, q, g, &x);
     case VF_QK_GGUF_FTYPE:
-        return gguf_bytes(m, q, g, &x);
+        return gguf_bytes(m, q, g, &x, pre);
     default:
         return VF_UNKNOWN;
     }
+}
+
+uint64_t vf__quant_group_bytes(const struct vf_model *m, const struct vf_quant *q,
+                               const struct vf_tgroup *g)
+{
+    return group_bytes(m, q, g, NULL);
+}
+
+/* A group's place in GGUF file order: by layer, then by class. */
+struct file_pos {
+    int32_t layer;
+    int cls;
+    size_t idx;
+};
+static int by_file_order(const void *pa, const void *pb)
+{
+    const struct file_pos *a = pa, *b = pb;
+    if (a->layer != b->layer)
+        return a->layer < b->layer ? -1 : 1;
+    return a->cls - b->cls;
+}
+
+/*
+ * The recipe context of every group in one pass (recipe_init is O(groups) per group, which
+ * made a 1000-group model cost a million steps per estimate). Returns NULL when the scheme
+ * is no GGUF recipe or memory is short; the caller then uses the per-group path.
+ */
+static struct recipe_ctx *recipe_all(const struct vf_model *m, const struct vf_quant *q)
+{
+    const struct vf_quant *eff = (!q || q->kind == VF_QK_NATIVE) ? &m->native : q;
+    if (eff->kind != VF_QK_GGUF_FTYPE || m->n_groups == 0 || m->n_groups > VF_MAX_MODEL_GROUPS)
+        return NULL;
+    struct recipe_ctx *all = vf__malloc(m->n_groups * sizeof *all);
+    struct file_pos *order = vf__malloc(m->n_groups * sizeof *order);
+    if (!all || !order) {
+        vf__free(all);
+        vf__free(order);
+        return NULL;
+    }
+    struct recipe_ctx base;
+    recipe_init(m, eff, &m->groups[0], &base); /* the model-wide fields */
+    for (size_t i = 0; i < m->n_groups; i++)
+        order[i] = (struct file_pos){m->groups[i].layer, (int)m->groups[i].cls, i};
+    qsort(order, m->n_groups, sizeof *order, by_file_order);
+    int i_wv = 0, down_rank = 0;
+    for (size_t k = 0; k < m->n_groups; k++) {
+        const struct vf_tgroup *g = &m->groups[order[k].idx];
+        enum cat c = cat_of(m, g->cls);
+        struct recipe_ctx *r = &all[order[k].idx];
+        *r = base;
+        r->i_wv = i_wv;
+        r->i_down = r->n_expert > 1 ? (int)g->layer : down_rank;
+        if (is_attn_v(c))
+            i_wv++;
+        if (c == C_DOWN)
+            down_rank++;
+    }
+    vf__free(order);
+    return all;
 }
 
 /* F-W-01: the sum over the model's tensor groups; VF_UNKNOWN when there are none. */
@@ -642,9 +707,11 @@ uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *
 {
     if (!m || !m->groups || m->n_groups == 0)
         return VF_UNKNOWN;
+    struct recipe_ctx *pre = recipe_all(m, q);
     uint64_t sum = 0;
     for (size_t i = 0; i < m->n_groups; i++)
-        sum = vf__sat_add(sum, vf__quant_group_bytes(m, q, &m->groups[i]));
+        sum = vf__sat_add(sum, group_bytes(m, q, &m->groups[i], pre ? &pre[i] : NULL));
+    vf__free(pre);
     return sum;
 }
 
@@ -654,10 +721,12 @@ uint64_t vf_model_layer_weight_bytes(const struct vf_model *m, const struct vf_q
 {
     if (!m || (!m->groups && m->n_groups))
         return VF_UNKNOWN;
+    struct recipe_ctx *pre = recipe_all(m, q);
     uint64_t sum = 0;
     for (size_t i = 0; i < m->n_groups; i++)
         if (m->groups[i].layer == layer)
-            sum = vf__sat_add(sum, vf__quant_group_bytes(m, q, &m->groups[i]));
+            sum = vf__sat_add(sum, group_bytes(m, q, &m->groups[i], pre ? &pre[i] : NULL));
+    vf__free(pre);
     return sum;
 }
 
