@@ -504,6 +504,9 @@ struct vf_pick_row {
     struct vf_fit fit;
     struct vf_estimate est; /* the estimate on this many cards */
     const char *precision_note; /* "fp8 not native: falls back to ..." or NULL */
+    /* Short cards: does an 8-bit KV cache (q8_0 for GGUF, fp8 otherwise) make it fit? */
+    enum vf_dtype kv_fix;  /* VF_DT_DEFAULT when not tried (the KV cache is already small) */
+    bool kv_fix_fits;
 };
 
 struct vf_pick {

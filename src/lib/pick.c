@@ -69,6 +69,30 @@ static bool dominated(const struct vf_pick_row *rows, size_t n, const struct vf_
     return false;
 }
 
+/* F-PICK-03: would an 8-bit KV cache make a short card fit? Tried only when the cache is
+ * 16-bit now; q8_0 is llama.cpp's spelling for GGUF weights, fp8 the others'. */
+static enum vf_err try_kv_fix(struct vf_arena *a, const struct vf_model *m,
+                              const struct vf_workload *w, const struct vf_quant *q,
+                              struct vf_pick_row *r, struct vf_error *err)
+{
+    r->kv_fix = VF_DT_DEFAULT;
+    uint32_t elems, bytes;
+    vf_dtype_block(r->est.kv_dtype, &elems, &bytes);
+    if (bytes * 8 / elems < 16)
+        return VF_OK;
+    struct vf_workload w8 = *w;
+    w8.kv_dtype = q->kind == VF_QK_GGUF_FTYPE ? VF_DT_Q8_0 : VF_DT_FP8;
+    struct vf_fit f;
+    struct vf_estimate e;
+    enum vf_err rc = vf__fit_check(a, m, &w8, r->gpu->id, r->gpu->usable_bytes, r->count, false,
+                                   &f, &e, err);
+    if (rc)
+        return rc;
+    r->kv_fix = w8.kv_dtype;
+    r->kv_fix_fits = f.fits;
+    return VF_OK;
+}
+
 enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
                     const struct vf_workload *w, const char *currency, struct vf_pick *out,
                     struct vf_error *err)
@@ -128,6 +152,8 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
                 rc = vf__fit_check(a, m, w, r.gpu->id, r.gpu->usable_bytes, 1, true, &r.fit,
                                    &r.est, err);
                 if (rc)
+                    return rc;
+                if ((rc = try_kv_fix(a, m, w, &q, &r, err)))
                     return rc;
                 out->short_rows[out->n_short++] = r;
             }

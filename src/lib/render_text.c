@@ -352,17 +352,33 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
 
     for (size_t i = 0; i < p->n_short; i++) {
         const struct vf_pick_row *r = &p->short_rows[i];
+        const char *dash = ascii ? "-" : "\u2014";
         card_name(name, sizeof name, r, ascii);
         sb_printf(&s, "  %s: short by %s", name,
                   vf_format_bytes(b1, sizeof b1, (uint64_t)-r->fit.headroom_bytes, VF_FMT_IEC));
-        if (r->fit.max_ctx_tokens)
-            sb_printf(&s, " %s fits with --ctx %llu", ascii ? "-" : "\u2014",
+        uint64_t wbytes = r->est.n_components ? r->est.components[0].bytes : 0;
+        int n_fix = 0;
+        if (wbytes > r->gpu->usable_bytes) {
+            sb_printf(&s, " %s the weights alone are %s", dash,
+                      vf_format_bytes(b2, sizeof b2, wbytes, VF_FMT_IEC));
+            n_fix = -1;
+        }
+        if (n_fix == 0 && r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits) {
+            sb_printf(&s, " %s fits with --kv-dtype %s", dash, vf_dtype_name(r->kv_fix));
+            n_fix++;
+        }
+        if (n_fix >= 0 && r->fit.max_ctx_tokens) {
+            sb_printf(&s, "%s--ctx %llu", n_fix ? ", or " : " \u2014 fits with ",
                       (unsigned long long)r->fit.max_ctx_tokens);
-        if (e->users > 1 && r->fit.max_users)
-            sb_printf(&s, "%s--users %llu", r->fit.max_ctx_tokens ? ", or " : " fits with ",
+            n_fix++;
+        }
+        if (n_fix >= 0 && e->users > 1 && r->fit.max_users) {
+            sb_printf(&s, "%s--users %llu", n_fix ? ", or " : " \u2014 fits with ",
                       (unsigned long long)r->fit.max_users);
-        if (!r->fit.max_ctx_tokens && !(e->users > 1 && r->fit.max_users))
-            sb_printf(&s, " %s not even with a 1-token context", ascii ? "-" : "\u2014");
+            n_fix++;
+        }
+        if (n_fix == 0)
+            sb_printf(&s, " %s not even with a 1-token context", dash);
         sb_printf(&s, "\n");
     }
 
@@ -385,8 +401,8 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
         if (p->upgrade) {
             const struct vf_pick_row *u = p->upgrade;
             card_name(name, sizeof name, u, ascii);
-            sb_printf(&s, "\n  %s-bit weights cost quality. With %s weights it fits %s at %s%s/h",
-                      e->weights.name, p->upgrade_quant.name, name, sign,
+            sb_printf(&s, "\n  %u-bit weights (%s) cost quality. With %s weights it fits %s at %s%s/h",
+                      vf_quant_bits(&e->weights), e->weights.name, p->upgrade_quant.name, name, sign,
                       vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
             if (p->n_rows && u->offer->price_micro >= p->rows[0].offer->price_micro)
                 sb_printf(&s, " (+%s%s/h)", sign,
@@ -396,9 +412,10 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
             sb_printf(&s, ":\n  our guide's rule is to move up a size when a fix costs quality, "
                           "speed or more of your time than the price difference.\n");
         } else {
-            sb_printf(&s, "\n  %s weights cost quality, but no offer in %s holds %s weights "
-                          "for this workload.\n",
-                      e->weights.name, p->currency, p->upgrade_quant.name);
+            sb_printf(&s, "\n  %u-bit weights (%s) cost quality, but no offer in %s holds %s "
+                          "weights for this workload.\n",
+                      vf_quant_bits(&e->weights), e->weights.name, p->currency,
+                      p->upgrade_quant.name);
         }
     }
 
@@ -408,6 +425,11 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
         size_t shown = 0;
         for (size_t i = 0; i < p->n_other && shown < 5; i++) {
             const struct vf_pick_row *r = &p->other[i];
+            bool dup = false; /* the cheapest offer of a card and count is enough here */
+            for (size_t j = 0; j < i && !dup; j++)
+                dup = p->other[j].gpu == r->gpu && p->other[j].count == r->count;
+            if (dup)
+                continue;
             card_name(name, sizeof name, r, ascii);
             sb_printf(&s, "    ");
             padded(&s, name, 24);
@@ -417,7 +439,7 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
             shown++;
         }
         if (p->n_other > shown)
-            sb_printf(&s, "    ... %zu more (--json lists them all)\n", p->n_other - shown);
+            sb_printf(&s, "    ... %zu more offers (--json lists them all)\n", p->n_other - shown);
     }
     if (p->n_unpriced) {
         sb_printf(&s, "\n  also fitting, no price in the catalog:");

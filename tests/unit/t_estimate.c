@@ -1,0 +1,308 @@
+/*
+ * t_estimate.c - the generic estimator (F-GEN-01..05), the fit solver (F-FIT-01) and pick
+ * (F-PICK-01..03), with every expected number derived in a comment.
+ */
+#include "th.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+static struct vf_catalog *cat;
+static struct vf_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    struct vf_error err = {0};
+    arena = vf_arena_open(0);
+    return vf_catalog_open(&cat, NULL, &err) || !arena;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    vf_catalog_close(cat);
+    vf_arena_close(arena);
+    return 0;
+}
+
+static struct vf_model model(const char *ref)
+{
+    struct vf_model m;
+    struct vf_error err = {0};
+    if (vf_model_resolve(arena, cat, ref, &m, &err))
+        fail_msg("%s", err.msg);
+    return m;
+}
+
+static uint64_t component(const struct vf_estimate *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_components; i++)
+        if (!strcmp(e->components[i].name, name))
+            return e->components[i].bytes;
+    fail_msg("no component %s", name);
+    return 0;
+}
+
+/* Llama-3.1-8B, bf16, 32k x 8 users on one GPU. */
+static void generic_llama8b(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-8b");
+    struct vf_workload w = {.ctx_tokens = 32768, .users = 8};
+    struct vf_estimate e;
+    struct vf_error err = {0};
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    /* F-W-03: 2 B x 8,030,261,248 params */
+    assert_u64(e.weights_bytes, 16060522496ULL);
+    assert_u64(component(&e, "weights"), 16060522496ULL);
+    /* F-KV-01: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131072 B/token (the guide's 128 KB) */
+    assert_u64(e.kv_bytes_per_token, 131072);
+    /* F-GEN-02: 131072 x 32768 tokens x 8 users = 34,359,738,368 (32 GiB) */
+    assert_u64(component(&e, "kv_cache"), 34359738368ULL);
+    /* F-GEN-03: T = min(32768 x 8, 8192) = 8192 tokens; per token
+     * 4 x 4096 x 2 + (q 4096 + 2 x kv 1024 + 3 x ffn 14336) x 2 = 32768 + 98304 = 131072 B;
+     * 8192 x 131072 = 1,073,741,824; logits 8 x 128256 x 4 = 4,104,192; sum 1,077,846,016 */
+    assert_u64(component(&e, "activations"), 1077846016ULL);
+    /* F-GEN-04: 768 MiB */
+    assert_u64(component(&e, "runtime_overhead"), 805306368ULL);
+    /* F-GEN-05: 16,060,522,496 + 34,359,738,368 + 1,077,846,016 + 805,306,368 */
+    assert_u64(e.total_bytes, 52303413248ULL);
+    assert_true(e.n_assumptions >= 4);
+}
+
+/* Tensor parallelism over 2 and 16 cards, and a split that cannot be done. */
+static void generic_split(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-8b");
+    struct vf_workload w = {.ctx_tokens = 32768, .users = 8, .gpus = 2};
+    struct vf_estimate e;
+    struct vf_error err = {0};
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    /* F-GEN-01: 16,060,522,496 / 2 */
+    assert_u64(component(&e, "weights"), 8030261248ULL);
+    /* F-GEN-02: 8 KV heads >= 2 cards: 34,359,738,368 / 2 */
+    assert_u64(component(&e, "kv_cache"), 17179869184ULL);
+    /* F-GEN-03: per token 32768 + 98304 / 2 = 81920; x 8192 = 671,088,640 + 4,104,192 */
+    assert_u64(component(&e, "activations"), 675192832ULL);
+
+    /* 16 cards, 8 KV heads: each card keeps one KV head: 34,359,738,368 / 8 */
+    w.gpus = 16;
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_u64(component(&e, "kv_cache"), 4294967296ULL);
+
+    /* 3 cards: 32 heads do not divide */
+    w.gpus = 3;
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "cannot split"));
+    struct vf_fit f;
+    assert_int_equal(vf_fit(arena, &m, &w, "x", 80ULL << 30, 3, &f, &err), VF_OK);
+    assert_false(f.fits);
+    assert_non_null(f.why_not);
+}
+
+/* Sliding-window layers are capped at their window (gemma-3-1b: 22 local layers of 512). */
+static void generic_sliding(void **state)
+{
+    (void)state;
+    struct vf_model m = model("gemma-3-1b");
+    struct vf_workload w = {.ctx_tokens = 32768, .users = 1};
+    struct vf_estimate e;
+    struct vf_error err = {0};
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    /* F-KV-04: per layer 2 x 1 KV head x 256 x 2 B = 1024 B/token;
+     * 4 global layers x 32768 + 22 local layers x 512 tokens = 131072 + 11264 = 142336 tokens;
+     * x 1024 = 145,752,064 */
+    assert_u64(component(&e, "kv_cache"), 145752064ULL);
+    /* and the per-token figure counts every layer at full length: 26 x 1024 */
+    assert_u64(e.kv_bytes_per_token, 26624);
+}
+
+static bool under(uint64_t v, void *ud)
+{
+    return v <= *(uint64_t *)ud;
+}
+
+static void bisect(void **state)
+{
+    (void)state;
+    uint64_t lim = 37;
+    assert_u64(vf_bisect(1, 1000, under, &lim), 37);
+    assert_u64(vf_bisect(1, 20, under, &lim), 20);
+    lim = 0;
+    assert_u64(vf_bisect(1, 1000, under, &lim), 0); /* nothing fits: lo - 1 */
+    lim = UINT64_MAX - 1;
+    assert_u64(vf_bisect(0, UINT64_MAX - 1, under, &lim), UINT64_MAX - 1);
+}
+
+/* F-FIT-01 on an RTX 4090 (23.65 GiB = 25,394,413,568 B usable). */
+static void fit_4090(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-8b");
+    const struct vf_gpu_spec *g = vf_catalog_gpu(cat, "rtx-4090");
+    struct vf_workload w = {.ctx_tokens = 32768, .users = 8};
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(arena, &m, &w, g->id, g->usable_bytes, 1, &f, &err), VF_OK);
+    assert_false(f.fits);
+    /* headroom = 25,394,413,568 - 52,303,413,248 */
+    assert_int_equal(f.headroom_bytes, (int64_t)25394413568LL - (int64_t)52303413248LL);
+    /* users at 32k: total(u) = 16,060,522,496 + u x 4,294,967,296 + 1,073,741,824 + u x 513,024
+     * + 805,306,368; u = 1: 22,235,051,008 fits; u = 2: 26,530,531,328 does not */
+    assert_u64(f.max_users, 1);
+    /* the solved context fits and one token more does not */
+    struct vf_estimate e;
+    w.ctx_tokens = f.max_ctx_tokens;
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_true(e.total_bytes <= g->usable_bytes);
+    w.ctx_tokens++;
+    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_true(e.total_bytes > g->usable_bytes);
+}
+
+/* The one-pass GGUF recipe gives what the per-group path gives. */
+static void recipe_paths_agree(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-70b");
+    struct vf_quant q;
+    struct vf_error err = {0};
+    assert_int_equal(vf_quant_parse("Q4_K_M", &q, &err), VF_OK);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < m.n_groups; i++)
+        sum += vf__quant_group_bytes(&m, &q, &m.groups[i]);
+    assert_u64(vf_model_weight_bytes(&m, &q), sum);
+    uint64_t layers = vf_model_layer_weight_bytes(&m, &q, -1);
+    for (int32_t l = 0; l < (int32_t)m.n_layers; l++)
+        layers += vf_model_layer_weight_bytes(&m, &q, l);
+    assert_u64(layers, sum);
+}
+
+static const struct vf_pick_row *row_of(const struct vf_pick *p, const char *gpu, uint32_t n)
+{
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (!strcmp(p->rows[i].gpu->id, gpu) && p->rows[i].count == n)
+            return &p->rows[i];
+    return NULL;
+}
+
+/* F-PICK-01: Llama-3.1-8B bf16 at 8k fits a single RTX 4090, the cheapest EUR offer. */
+static void pick_small(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-8b");
+    struct vf_workload w = {.ctx_tokens = 8192, .users = 1};
+    struct vf_pick p;
+    struct vf_error err = {0};
+    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    /* total = 16,060,522,496 + 8192 x 131072 (1,073,741,824) + 8192 x 131072 + 128256 x 4
+     * (1,074,254,848) + 805,306,368 = 19,013,825,536 B = 17.71 GiB < 23.65 GiB */
+    assert_true(p.n_rows > 0);
+    assert_string_equal(p.rows[0].gpu->id, "rtx-4090");
+    assert_u64(p.rows[0].count, 1);
+    assert_u64(p.rows[0].est.total_bytes, 19013825536ULL);
+    assert_u64(p.rows[0].offer->price_micro, 590000);
+    for (size_t i = 0; i < p.n_rows; i++) {
+        assert_string_equal(p.rows[i].offer->currency, "EUR");
+        assert_true(p.rows[i].fit.fits);
+        if (i)
+            assert_true(p.rows[i - 1].offer->price_micro <= p.rows[i].offer->price_micro);
+    }
+    for (size_t i = 0; i < p.n_other; i++)
+        assert_string_not_equal(p.other[i].offer->currency, "EUR");
+    assert_u64(p.n_short, 0); /* nothing is cheaper than the cheapest card */
+    assert_false(p.low_bits);
+}
+
+/* The guide: "70B in FP8: 80-96 GB with a short context, 141 GB or two cards for long". */
+static void pick_70b_fp8(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-70b");
+    struct vf_workload w = {.ctx_tokens = 4096, .users = 1};
+    struct vf_error err = {0};
+    assert_int_equal(vf_quant_parse("fp8", &w.weights, &err), VF_OK);
+    struct vf_pick p;
+    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    /* short context: weights 70.55e9 x 1 B + embeddings and lm_head at 2 B (see F-W-04a)
+     * = 67.67 GiB + KV 4096 x 327680 = 1.25 GiB + activations ~1 GiB + 0.75 GiB = 70.65 GiB:
+     * the cheapest offer is two 48 GB cards (96 GB as marketed, tensor parallel), and the
+     * cheapest single card is the 80 GB H100: the guide's "80-96 GB" */
+    assert_string_equal(p.rows[0].gpu->id, "l40s");
+    assert_u64(p.rows[0].count, 2);
+    const struct vf_pick_row *single = NULL;
+    for (size_t i = 0; i < p.n_rows && !single; i++)
+        if (p.rows[i].count == 1)
+            single = &p.rows[i];
+    assert_non_null(single);
+    assert_string_equal(single->gpu->id, "h100-sxm");
+    /* cards without native FP8 are left out (A100, RTX 3090, ...) */
+    assert_true(p.n_skipped > 0);
+    for (size_t i = 0; i < p.n_rows; i++)
+        assert_true(p.rows[i].gpu->fp8);
+    /* long context: 128k x 327680 B = 40 GiB of KV on top: one H100 is short, two fit */
+    w.ctx_tokens = 131072;
+    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    for (size_t i = 0; i < p.n_rows; i++)
+        assert_true(p.rows[i].count >= 2);
+    assert_non_null(row_of(&p, "h100-sxm", 2));
+    bool h200 = false;
+    for (size_t i = 0; i < p.n_other; i++)
+        h200 |= !strcmp(p.other[i].gpu->id, "h200") && p.other[i].count == 1;
+    assert_true(h200); /* priced in USD only: listed apart, not ranked against EUR */
+}
+
+/* F-PICK-02: at 4 bits, the guide's "move up a size" alternative at 8 bits is computed. */
+static void pick_upgrade(void **state)
+{
+    (void)state;
+    struct vf_model m = model("llama-3.1-70b");
+    struct vf_workload w = {.ctx_tokens = 8192, .users = 1};
+    struct vf_error err = {0};
+    assert_int_equal(vf_quant_parse("awq", &w.weights, &err), VF_OK);
+    struct vf_pick p;
+    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_true(p.low_bits);
+    assert_string_equal(p.upgrade_quant.name, "fp8");
+    assert_non_null(p.upgrade);
+    /* the 8-bit workload needs more memory, so it cannot be cheaper */
+    assert_true(p.upgrade->offer->price_micro >= p.rows[0].offer->price_micro);
+    assert_true(p.upgrade->est.weights_bytes > p.rows[0].est.weights_bytes);
+}
+
+/* F-PICK-03: a short card is told whether an 8-bit KV cache would make it fit. */
+static void pick_kv_fix(void **state)
+{
+    (void)state;
+    struct vf_model m = model("qwen3-32b");
+    struct vf_workload w = {.ctx_tokens = 32768, .users = 4};
+    struct vf_error err = {0};
+    assert_int_equal(vf_quant_parse("Q4_K_M", &w.weights, &err), VF_OK);
+    struct vf_pick p;
+    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    /* KV 4 x 32768 x 262144 B = 32 GiB at 16 bit: too much for 48 GB with ~18.5 GiB of
+     * weights; at q8_0 (34/32 B per element) 17 GiB: the L40S fits then */
+    bool l40s = false;
+    for (size_t i = 0; i < p.n_short; i++)
+        if (!strcmp(p.short_rows[i].gpu->id, "l40s")) {
+            l40s = true;
+            assert_int_equal(p.short_rows[i].kv_fix, VF_DT_Q8_0);
+            assert_true(p.short_rows[i].kv_fix_fits);
+        }
+    assert_true(l40s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(generic_llama8b), cmocka_unit_test(generic_split),
+        cmocka_unit_test(generic_sliding), cmocka_unit_test(bisect),
+        cmocka_unit_test(fit_4090),        cmocka_unit_test(recipe_paths_agree),
+        cmocka_unit_test(pick_small),      cmocka_unit_test(pick_70b_fp8),
+        cmocka_unit_test(pick_upgrade),    cmocka_unit_test(pick_kv_fix),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
