@@ -532,7 +532,8 @@ struct vf_pick {
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */
 unsigned vf_quant_bits(const struct vf_quant *q);
 
-/* Every offer of the catalog that fits, ranked (F-PICK-01). */
+/* Every offer of the catalog that fits, ranked (F-PICK-01); w->gpus, when set, keeps only
+ * the offers of that many cards. */
 enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
                     const struct vf_workload *w, const char *currency, struct vf_pick *out,
                     struct vf_error *err);

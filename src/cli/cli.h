@@ -42,6 +42,7 @@ struct cli_opts {
  * Returns 0, or the exit code of a usage error already printed. */
 #define CLI_OPT_CARD 1u  /* --gpu, --gpus */
 #define CLI_OPT_PRICE 2u /* --hours, --currency */
+#define CLI_OPT_COUNT 4u /* --gpus alone */
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struct cli_opts *o);
 
 /* The catalog (embedded, or --data-dir / VRAMFIT_DATA_DIR); prints the error itself. */

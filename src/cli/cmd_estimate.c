@@ -41,6 +41,9 @@ int cmd_estimate(int argc, char **argv)
     }
     if (vf_estimate(a, &m, &o.w, &e, &err)) {
         rc = cli_lib_error(&err);
+        /* a split the engine cannot do answers "does not fit on these cards" */
+        if (err.code == VF_EUNSUPPORTED && o.w.gpus > 1)
+            rc = EXIT_NO;
         goto out;
     }
     if (o.gpu && vf_fit(a, &m, &o.w, card.name, card.usable_bytes, card.count, &fit, &err)) {

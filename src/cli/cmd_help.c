@@ -57,6 +57,7 @@ static const char pick_help[] =
     "  --hours H                also price the whole job (per-minute billing) and a\n"
     "                           15-minute trial on the next bigger card\n"
     "  --currency CUR           rank offers in CUR (default EUR); others are listed apart\n"
+    "  --gpus N                 only offers of N cards (--gpus 1: single cards)\n"
     "\n"
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";

@@ -8,11 +8,12 @@
 int cmd_pick(int argc, char **argv)
 {
     struct cli_opts o;
-    int rc = cli_parse_opts("pick", argc, argv, CLI_OPT_PRICE, &o);
+    int rc = cli_parse_opts("pick", argc, argv, CLI_OPT_PRICE | CLI_OPT_COUNT, &o);
     if (rc)
         return rc;
     if (o.help)
         return cli_print(cli_help_text("pick"));
+    o.w.gpus = o.gpus;
     struct vf_catalog *cat = cli_catalog(o.data_dir);
     if (!cat)
         return EXIT_ERR;

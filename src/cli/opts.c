@@ -174,7 +174,7 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
         } else if ((allow & CLI_OPT_CARD) && is(arg, NAMES("--gpu"), &val)) {
             VALUE();
             o->gpu = val;
-        } else if ((allow & CLI_OPT_CARD) &&
+        } else if ((allow & (CLI_OPT_CARD | CLI_OPT_COUNT)) &&
                    is(arg, NAMES("--gpus", "--tensor-parallel-size", "-tp"), &val)) {
             VALUE();
             uint64_t n;

@@ -116,7 +116,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
     size_t n_cand = 0;
     for (size_t i = 0; i < c->n_offers; i++) {
         const struct vf_gpu_spec *g = vf_catalog_gpu(c, c->offers[i].gpu_id);
-        if (!g)
+        if (!g || (w->gpus && c->offers[i].count != w->gpus))
             continue;
         cand[n_cand].gpu = g;
         cand[n_cand].offer = &c->offers[i];
@@ -167,7 +167,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
         for (size_t j = 0; j < c->n_offers && !priced; j++)
             priced = !strcmp(c->offers[j].gpu_id, g->id);
         const char *note;
-        if (priced || !precision_ok(g, &q, &note))
+        if (priced || !precision_ok(g, &q, &note) || w->gpus > 1)
             continue;
         struct vf_pick_row r = {.gpu = g, .count = 1};
         enum vf_err rc = vf__fit_check(a, m, w, g->id, g->usable_bytes, 1, false, &r.fit,
