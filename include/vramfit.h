@@ -34,16 +34,16 @@ extern "C" {
 /* ------------------------------------------------------------------ errors */
 
 /* X(name, message): one list generates the enum, the names and the messages. */
-#define VF_ERR_MAP(X)                                                                      \
-    X(OK, "success")                                                                       \
-    X(NOMEM, "out of memory")                                                              \
-    X(IO, "input/output error")                                                            \
-    X(NOENT, "not found")                                                                  \
-    X(FORMAT, "malformed input")                                                           \
-    X(UNSUPPORTED, "not supported")                                                        \
-    X(RANGE, "number out of range")                                                        \
-    X(INVAL, "invalid argument")                                                           \
-    X(LIMIT, "input exceeds a limit")                                                      \
+#define VF_ERR_MAP(X)                 \
+    X(OK, "success")                  \
+    X(NOMEM, "out of memory")         \
+    X(IO, "input/output error")       \
+    X(NOENT, "not found")             \
+    X(FORMAT, "malformed input")      \
+    X(UNSUPPORTED, "not supported")   \
+    X(RANGE, "number out of range")   \
+    X(INVAL, "invalid argument")      \
+    X(LIMIT, "input exceeds a limit") \
     X(NODEV, "no GPU found")
 
 enum vf_err {
@@ -104,8 +104,8 @@ enum vf_err vf_parse_price(const char *s, uint64_t *out_micro, struct vf_error *
 /* A plain unsigned decimal count ("4"), nothing else. */
 enum vf_err vf_parse_count(const char *s, uint64_t *out, struct vf_error *err);
 
-#define VF_FMT_IEC 0u  /* "23.65 GiB" (binary units, 2 decimals) */
-#define VF_FMT_SI 1u   /* "25.39 GB" (decimal units, 2 decimals) */
+#define VF_FMT_IEC   0u /* "23.65 GiB" (binary units, 2 decimals) */
+#define VF_FMT_SI    1u /* "25.39 GB" (decimal units, 2 decimals) */
 #define VF_FMT_EXACT 2u /* "25393692672" */
 /* Formats bytes into buf (cap >= 32 recommended); VF_UNKNOWN prints "?". Returns buf. */
 char *vf_format_bytes(char *buf, size_t cap, uint64_t bytes, unsigned flags);
@@ -123,39 +123,39 @@ char *vf_format_tokens(char *buf, size_t cap, uint64_t tokens);
  * block_bytes per block_elems elements, plus per-group scale overhead for formats
  * that carry one (AWQ/GPTQ, NF4, FP8 block scales). GGUF types follow ggml's table.
  */
-#define VF_DTYPE_MAP(X)                                                                    \
-    /* id        name        block_elems block_bytes */                                    \
-    X(F32, "fp32", 1, 4)                                                                   \
-    X(F16, "fp16", 1, 2)                                                                   \
-    X(BF16, "bf16", 1, 2)                                                                  \
-    X(FP8, "fp8", 1, 1)                                                                    \
-    X(INT8, "int8", 1, 1)                                                                  \
-    X(INT4, "int4", 2, 1)                                                                  \
-    X(NF4, "nf4", 2, 1)                                                                    \
-    X(MXFP4, "mxfp4", 32, 17)                                                              \
-    X(NVFP4, "nvfp4", 16, 9)                                                               \
-    X(Q4_0, "q4_0", 32, 18)                                                                \
-    X(Q4_1, "q4_1", 32, 20)                                                                \
-    X(Q5_0, "q5_0", 32, 22)                                                                \
-    X(Q5_1, "q5_1", 32, 24)                                                                \
-    X(Q8_0, "q8_0", 32, 34)                                                                \
-    X(Q8_1, "q8_1", 32, 36)                                                                \
-    X(Q2_K, "q2_k", 256, 84)                                                               \
-    X(Q3_K, "q3_k", 256, 110)                                                              \
-    X(Q4_K, "q4_k", 256, 144)                                                              \
-    X(Q5_K, "q5_k", 256, 176)                                                              \
-    X(Q6_K, "q6_k", 256, 210)                                                              \
-    X(Q8_K, "q8_k", 256, 292)                                                              \
-    X(IQ2_XXS, "iq2_xxs", 256, 66)                                                         \
-    X(IQ2_XS, "iq2_xs", 256, 74)                                                           \
-    X(IQ2_S, "iq2_s", 256, 82)                                                             \
-    X(IQ3_XXS, "iq3_xxs", 256, 98)                                                         \
-    X(IQ3_S, "iq3_s", 256, 110)                                                            \
-    X(IQ1_S, "iq1_s", 256, 50)                                                             \
-    X(IQ1_M, "iq1_m", 256, 56)                                                             \
-    X(IQ4_NL, "iq4_nl", 32, 18)                                                            \
-    X(IQ4_XS, "iq4_xs", 256, 136)                                                          \
-    X(TQ1_0, "tq1_0", 256, 54)                                                             \
+#define VF_DTYPE_MAP(X)                                 \
+    /* id        name        block_elems block_bytes */ \
+    X(F32, "fp32", 1, 4)                                \
+    X(F16, "fp16", 1, 2)                                \
+    X(BF16, "bf16", 1, 2)                               \
+    X(FP8, "fp8", 1, 1)                                 \
+    X(INT8, "int8", 1, 1)                               \
+    X(INT4, "int4", 2, 1)                               \
+    X(NF4, "nf4", 2, 1)                                 \
+    X(MXFP4, "mxfp4", 32, 17)                           \
+    X(NVFP4, "nvfp4", 16, 9)                            \
+    X(Q4_0, "q4_0", 32, 18)                             \
+    X(Q4_1, "q4_1", 32, 20)                             \
+    X(Q5_0, "q5_0", 32, 22)                             \
+    X(Q5_1, "q5_1", 32, 24)                             \
+    X(Q8_0, "q8_0", 32, 34)                             \
+    X(Q8_1, "q8_1", 32, 36)                             \
+    X(Q2_K, "q2_k", 256, 84)                            \
+    X(Q3_K, "q3_k", 256, 110)                           \
+    X(Q4_K, "q4_k", 256, 144)                           \
+    X(Q5_K, "q5_k", 256, 176)                           \
+    X(Q6_K, "q6_k", 256, 210)                           \
+    X(Q8_K, "q8_k", 256, 292)                           \
+    X(IQ2_XXS, "iq2_xxs", 256, 66)                      \
+    X(IQ2_XS, "iq2_xs", 256, 74)                        \
+    X(IQ2_S, "iq2_s", 256, 82)                          \
+    X(IQ3_XXS, "iq3_xxs", 256, 98)                      \
+    X(IQ3_S, "iq3_s", 256, 110)                         \
+    X(IQ1_S, "iq1_s", 256, 50)                          \
+    X(IQ1_M, "iq1_m", 256, 56)                          \
+    X(IQ4_NL, "iq4_nl", 32, 18)                         \
+    X(IQ4_XS, "iq4_xs", 256, 136)                       \
+    X(TQ1_0, "tq1_0", 256, 54)                          \
     X(TQ2_0, "tq2_0", 256, 66)
 
 enum vf_dtype {
@@ -196,7 +196,7 @@ struct vf_quant {
     /* Bit mask of (1u << enum vf_tclass) the scheme quantizes; 0 = its default set (every
      * linear weight in the layers). gpt-oss's native MXFP4 covers only the experts. */
     uint32_t classes;
-    char name[24];       /* as the user wrote it, normalized: "Q4_K_M", "awq", "bf16" */
+    char name[24]; /* as the user wrote it, normalized: "Q4_K_M", "awq", "bf16" */
 };
 
 /* Parses --weights/--quant: fp32|bf16|fp16|fp8|int8|int4|awq|gptq|nf4|mxfp4|nvfp4|<GGUF
@@ -286,9 +286,9 @@ struct vf_model {
     enum vf_attn_kind attn;
     uint32_t kv_lora_rank, q_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim_mla;
 
-    uint8_t *layer_kind;       /* n_layers entries of enum vf_layer_kind */
-    uint32_t *layer_kv_heads;  /* n_layers entries, or NULL = n_kv_heads everywhere */
-    uint32_t sliding_window;   /* tokens, 0 = none */
+    uint8_t *layer_kind;      /* n_layers entries of enum vf_layer_kind */
+    uint32_t *layer_kv_heads; /* n_layers entries, or NULL = n_kv_heads everywhere */
+    uint32_t sliding_window;  /* tokens, 0 = none */
 
     uint32_t n_experts, n_experts_used, n_shared_experts;
     uint32_t moe_intermediate, shared_intermediate;
@@ -314,16 +314,16 @@ struct vf_model {
 /* ---------------------------------------------------------------- catalog */
 
 struct vf_gpu_spec {
-    const char *id;      /* "rtx-4090" */
-    const char *name;    /* "GeForce RTX 4090" */
-    const char *vendor;  /* "NVIDIA" */
-    uint32_t marketed_gb; /* 24 */
-    uint64_t smi_bytes;   /* total as nvidia-smi prints it (VF_UNKNOWN if not known) */
+    const char *id;        /* "rtx-4090" */
+    const char *name;      /* "GeForce RTX 4090" */
+    const char *vendor;    /* "NVIDIA" */
+    uint32_t marketed_gb;  /* 24 */
+    uint64_t smi_bytes;    /* total as nvidia-smi prints it (VF_UNKNOWN if not known) */
     uint64_t usable_bytes; /* what CUDA reports as total (PyTorch "total capacity") */
     bool usable_derived;   /* true: smi total minus the driver reservation, not measured */
     uint32_t bandwidth_gbps;
-    const char *arch;      /* "Ada Lovelace" */
-    const char *cc;        /* "8.9", or "" */
+    const char *arch; /* "Ada Lovelace" */
+    const char *cc;   /* "8.9", or "" */
     bool bf16, fp8, fp4;
     const char *source;
 };
@@ -345,7 +345,8 @@ struct vf_catalog_model {
     const char *id;
     const char *alias;
     const char *name;
-    const char *file; /* "models/llama-3.1-8b.json" */
+    const char *file;    /* "models/llama-3.1-8b.json" */
+    uint64_t params_ref; /* the published exact parameter count, VF_UNKNOWN if none */
 };
 
 struct vf_catalog {
@@ -389,8 +390,7 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
 /* Parses a HF config.json text into a model (provenance CONFIG). `origin` names the file
  * in error messages. */
 enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t len,
-                                 const char *origin, struct vf_model *out,
-                                 struct vf_error *err);
+                                 const char *origin, struct vf_model *out, struct vf_error *err);
 /* Weight bytes of the model stored as q (F-W-01..); VF_UNKNOWN on overflow. */
 uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *q);
 /* Weight bytes of the tensors of one layer (-1: outside layers), as q stores them. */
@@ -409,9 +409,9 @@ const char *vf_task_name(enum vf_task t);
 
 struct vf_workload {
     enum vf_task task;
-    const char *engine;  /* "generic", "vllm", ... (NULL = "generic") */
-    uint64_t ctx_tokens; /* per sequence; 0 = the model's maximum context */
-    uint64_t users;      /* concurrent sequences; 0 = 1 */
+    const char *engine;      /* "generic", "vllm", ... (NULL = "generic") */
+    uint64_t ctx_tokens;     /* per sequence; 0 = the model's maximum context */
+    uint64_t users;          /* concurrent sequences; 0 = 1 */
     struct vf_quant weights; /* kind VF_QK_NATIVE = the checkpoint's own */
     enum vf_dtype kv_dtype;  /* VF_DT_DEFAULT = the engine's default */
     uint32_t gpus;           /* cards the model is split over; 0 = 1 */
@@ -419,16 +419,16 @@ struct vf_workload {
     bool no_upgrade;         /* pick: do not look for the 8-bit alternative */
 };
 
-#define VF_MAX_COMPONENTS 16
+#define VF_MAX_COMPONENTS  16
 #define VF_MAX_ASSUMPTIONS 24
 
 /* A device index of a component: a GPU (0..), every GPU alike, or the host. */
 #define VF_DEV_ALL_GPUS (-1)
-#define VF_DEV_HOST (-2)
+#define VF_DEV_HOST     (-2)
 
 struct vf_component {
-    const char *name;  /* "weights", "kv_cache", ... (DESIGN section 8 names) */
-    uint64_t bytes;    /* on one GPU when device is VF_DEV_ALL_GPUS, else on that device */
+    const char *name; /* "weights", "kv_cache", ... (DESIGN section 8 names) */
+    uint64_t bytes;   /* on one GPU when device is VF_DEV_ALL_GPUS, else on that device */
     int device;
     const char *phase; /* NULL, or "load", "prefill", ... */
     const char *note;  /* how it was obtained, for the text renderer */
@@ -442,8 +442,8 @@ struct vf_estimate {
     enum vf_dtype kv_dtype;
     uint64_t ctx_tokens, users;
     uint32_t gpus;
-    uint64_t weights_bytes;       /* the whole model at the chosen storage */
-    uint64_t kv_bytes_per_token;  /* per sequence, all layers, at kv_dtype */
+    uint64_t weights_bytes;      /* the whole model at the chosen storage */
+    uint64_t kv_bytes_per_token; /* per sequence, all layers, at kv_dtype */
     struct vf_component components[VF_MAX_COMPONENTS];
     size_t n_components;
     uint64_t total_bytes; /* peak on the most loaded GPU */
@@ -468,18 +468,17 @@ const struct vf_engine *vf_engine_find(const char *name);
 const struct vf_engine *const *vf_engines(size_t *n);
 
 /* Runs the workload's engine. Assumption strings live in arena a. */
-enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m,
-                        const struct vf_workload *w, struct vf_estimate *out,
-                        struct vf_error *err);
+enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                        struct vf_estimate *out, struct vf_error *err);
 
 /* ---------------------------------------------------------------- fit, pick */
 
 struct vf_fit {
-    const char *gpu;        /* card id or the raw size as given */
+    const char *gpu; /* card id or the raw size as given */
     uint32_t count;
-    uint64_t usable_bytes;  /* per card */
+    uint64_t usable_bytes; /* per card */
     bool fits;
-    int64_t headroom_bytes; /* usable - total; negative = short by */
+    int64_t headroom_bytes;  /* usable - total; negative = short by */
     uint64_t max_ctx_tokens; /* largest ctx that fits at the asked users (0 none, VF_UNKNOWN n/a) */
     uint64_t max_users;      /* largest users at the asked ctx (0 none, VF_UNKNOWN n/a) */
     const char *why_not;     /* when the engine cannot split over count cards */
@@ -502,10 +501,10 @@ struct vf_pick_row {
     const struct vf_offer *offer; /* NULL for a card with no price */
     uint32_t count;
     struct vf_fit fit;
-    struct vf_estimate est; /* the estimate on this many cards */
+    struct vf_estimate est;     /* the estimate on this many cards */
     const char *precision_note; /* "fp8 not native: falls back to ..." or NULL */
     /* Short cards: does an 8-bit KV cache (q8_0 for GGUF, fp8 otherwise) make it fit? */
-    enum vf_dtype kv_fix;  /* VF_DT_DEFAULT when not tried (the KV cache is already small) */
+    enum vf_dtype kv_fix; /* VF_DT_DEFAULT when not tried (the KV cache is already small) */
     bool kv_fix_fits;
 };
 
@@ -570,8 +569,7 @@ struct vf_gpu_snapshot {
  * ("fake" reads VRAMFIT_FAKE_GPUS), else every compiled-in backend in order.
  * VF_ENODEV when none finds a device, with each backend's reason in err.
  */
-enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
-                            struct vf_error *err);
+enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, struct vf_error *err);
 
 /* ---------------------------------------------------------------- renderers */
 
@@ -584,15 +582,15 @@ struct vf_render_opts {
 /* JSON texts (DESIGN section 8), allocated in a; byte-identical for CLI and HTTP. */
 char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit);
-char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e,
-                          const struct vf_pick *p, const struct vf_workload *w);
+char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
+                          const struct vf_workload *w);
 char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
 /* Human text, allocated in a. */
 char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit, const struct vf_render_opts *o);
-char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
-                          const struct vf_pick *p, const struct vf_workload *w,
-                          double hours, const struct vf_render_opts *o);
+char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
+                          const struct vf_workload *w, double hours,
+                          const struct vf_render_opts *o);
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
 
 #ifdef __cplusplus

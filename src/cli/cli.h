@@ -27,20 +27,20 @@ int cli_lib_error(const struct vf_error *err);
 struct cli_opts {
     const char *model;
     struct vf_workload w;
-    const char *gpu;  /* --gpu CARD|SIZE|local */
-    uint32_t gpus;    /* --gpus N, 0 = not given */
+    const char *gpu; /* --gpu CARD|SIZE|local */
+    uint32_t gpus;   /* --gpus N, 0 = not given */
     const char *data_dir;
     const char *currency;
     double hours;
     bool json, ascii, help;
-    const char *ctx_flag;   /* the spelling that set the context, for the assumptions */
+    const char *ctx_flag;        /* the spelling that set the context, for the assumptions */
     uint64_t llamacpp_total_ctx; /* -c as llama.cpp means it: ctx x users */
-    const char *ctv;        /* -ctv value, must match -ctk */
+    const char *ctv;             /* -ctv value, must match -ctk */
 };
 
 /* Parses argv[1..] (argv[0] is the subcommand). `allow` is a bit set of CLI_OPT_*.
  * Returns 0, or the exit code of a usage error already printed. */
-#define CLI_OPT_CARD 1u  /* --gpu, --gpus */
+#define CLI_OPT_CARD  1u /* --gpu, --gpus */
 #define CLI_OPT_PRICE 2u /* --hours, --currency */
 #define CLI_OPT_COUNT 4u /* --gpus alone */
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struct cli_opts *o);
@@ -54,7 +54,7 @@ struct cli_card {
     const char *label; /* what to print: "RTX 4090 24 GB" */
     uint64_t usable_bytes;
     uint32_t count;
-    const char *note;  /* local: what was subtracted */
+    const char *note; /* local: what was subtracted */
 };
 int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struct cli_opts *o,
                      struct cli_card *out);

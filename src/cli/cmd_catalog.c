@@ -22,8 +22,7 @@ int cmd_catalog(int argc, char **argv)
             gpus = !strcmp(argv[i], "gpus");
             which = true;
         } else {
-            return cli_usage("catalog", "unexpected '%s' (catalog models|gpus [--json])",
-                             argv[i]);
+            return cli_usage("catalog", "unexpected '%s' (catalog models|gpus [--json])", argv[i]);
         }
     }
     if (!which)
@@ -32,7 +31,8 @@ int cmd_catalog(int argc, char **argv)
     if (!c)
         return EXIT_ERR;
     struct vf_arena *a = vf_arena_open(0);
-    int rc = cli_print(json ? vf_render_catalog_json(a, c, gpus) : vf_render_catalog_text(a, c, gpus));
+    int rc =
+        cli_print(json ? vf_render_catalog_json(a, c, gpus) : vf_render_catalog_text(a, c, gpus));
     vf_arena_close(a);
     vf_catalog_close(c);
     return rc;

@@ -20,17 +20,17 @@ static const char main_help[] =
     "exit codes: 0 yes/found, 1 error, 2 usage, 3 answered no (does not fit)\n"
     "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
 
-#define WORKLOAD_FLAGS                                                                         \
+#define WORKLOAD_FLAGS                                                                          \
     "  --ctx N                  context per sequence: 32768, 32k, 128K (default: the model's\n" \
     "                           maximum); also --max-model-len, --num-ctx\n"                    \
     "  -c N                     llama.cpp's total context, shared by the -np slots\n"           \
-    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"      \
-    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n" \
+    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"       \
+    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n"  \
     "                           GGUF type such as Q4_K_M (default: the checkpoint's own);\n"    \
     "                           also --quant, --quantization\n"                                 \
     "  --kv-dtype D             KV cache type: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit);\n" \
     "                           also --kv-cache-dtype, -ctk/-ctv\n"                             \
-    "  --engine E               generic (more engines arrive: vllm, llama.cpp, ollama, ...)\n" \
+    "  --engine E               generic (more engines arrive: vllm, llama.cpp, ollama, ...)\n"  \
     "  --json                   machine-readable output (DESIGN section 8)\n"                   \
     "  --ascii                  no Unicode bars or symbols\n"                                   \
     "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"

@@ -95,13 +95,13 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
         const char *flag = arg;
-#define VALUE()                                                                                \
-    do {                                                                                       \
-        if (!val) {                                                                            \
-            if (i + 1 >= argc)                                                                 \
-                return cli_usage(cmd, "flag '%s' needs a value", flag);                       \
-            val = argv[++i];                                                                   \
-        }                                                                                      \
+#define VALUE()                                                         \
+    do {                                                                \
+        if (!val) {                                                     \
+            if (i + 1 >= argc)                                          \
+                return cli_usage(cmd, "flag '%s' needs a value", flag); \
+            val = argv[++i];                                            \
+        }                                                               \
     } while (0)
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             o->help = true;
@@ -109,8 +109,7 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             o->json = true;
         } else if (!strcmp(arg, "--ascii")) {
             o->ascii = true;
-        } else if (is(arg, NAMES("--ctx", "--max-model-len", "--num-ctx", "--num_ctx",
-                                 "--context"),
+        } else if (is(arg, NAMES("--ctx", "--max-model-len", "--num-ctx", "--num_ctx", "--context"),
                       &val)) {
             VALUE();
             if (vf_parse_tokens(val, &o->w.ctx_tokens, &err) || !o->w.ctx_tokens)
@@ -150,8 +149,8 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
                 const struct vf_engine *const *all = vf_engines(&n);
                 char list[128] = "";
                 for (size_t k = 0; k < n; k++)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                             k ? ", " : "", all[k]->name);
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                             all[k]->name);
                 return cli_usage(cmd,
                                  "--engine: unknown engine '%s' (available now: %s; vllm, "
                                  "llama.cpp, ollama and transformers are planned)",
@@ -209,8 +208,9 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
         if (vf_kv_dtype_parse(o->ctv, &v, &err))
             return cli_usage(cmd, "-ctv: %s", err.msg);
         if (v != o->w.kv_dtype)
-            return cli_usage(cmd, "-ctv %s differs from -ctk: give K and V the same type for "
-                                  "now (--kv-dtype)",
+            return cli_usage(cmd,
+                             "-ctv %s differs from -ctk: give K and V the same type for "
+                             "now (--kv-dtype)",
                              o->ctv);
     }
     /* llama.cpp: -c is the total context shared by the -np slots */
@@ -228,8 +228,7 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
         o->w.ctx_tokens = o->llamacpp_total_ctx / users;
         if (!o->w.ctx_tokens)
             return cli_usage(cmd, "-c %llu over %llu slots leaves no context per slot",
-                             (unsigned long long)o->llamacpp_total_ctx,
-                             (unsigned long long)users);
+                             (unsigned long long)o->llamacpp_total_ctx, (unsigned long long)users);
         o->ctx_flag = "-c";
     }
     if (!o->help && !o->model)
@@ -279,8 +278,7 @@ int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struc
         uint64_t n;
         struct vf_error err = {0};
         if (vf_parse_count(colon + 1, &n, &err) || n == 0 || n > 4096)
-            return cli_usage("estimate", "--gpu %s: the count after ':' must be 1 to 4096",
-                             o->gpu);
+            return cli_usage("estimate", "--gpu %s: the count after ':' must be 1 to 4096", o->gpu);
         if (o->gpus && o->gpus != n)
             return cli_usage("estimate", "--gpu %s and --gpus %u disagree", o->gpu, o->gpus);
         *colon = 0;
@@ -302,10 +300,10 @@ int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struc
         for (uint32_t i = 0; i < out->count; i++) {
             const struct vf_gpu_dev *g = &snap.devs[i];
             const struct vf_gpu_spec *spec = card_from_name(c, g->name);
-            uint64_t reserve = spec && spec->smi_bytes != VF_UNKNOWN &&
-                                       spec->smi_bytes > spec->usable_bytes
-                                   ? spec->smi_bytes - spec->usable_bytes
-                                   : (438ULL << 20);
+            uint64_t reserve =
+                spec && spec->smi_bytes != VF_UNKNOWN && spec->smi_bytes > spec->usable_bytes
+                    ? spec->smi_bytes - spec->usable_bytes
+                    : (438ULL << 20);
             uint64_t usable = g->total_bytes > reserve ? g->total_bytes - reserve : 0;
             uint64_t free_now = usable > g->used_bytes ? usable - g->used_bytes : 0;
             if (free_now < budget)

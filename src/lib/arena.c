@@ -53,7 +53,7 @@ void vf__free(void *p)
 /* ------------------------------------------------------------------ arena */
 
 #define BLOCK_MIN ((size_t)64 << 10)
-#define ALIGN 16
+#define ALIGN     16
 
 struct block {
     struct block *next;

@@ -1,16 +1,13 @@
 /*
  * catalog.c - the built-in data: GPUs (gpus.tsv), price offers (prices.tsv) and models
- * (models/NAME.json, trimmed HF config files). The files are compiled into the binary by
- * tools/embed.c; --data-dir / VRAMFIT_DATA_DIR loads the same files from disk instead.
+ * (models.tsv indexing models/NAME.json, trimmed HF config files). tools/embed.c compiles the
+ * files into the binary; --data-dir / VRAMFIT_DATA_DIR loads the same files from disk instead.
  * Both paths go through the same readers (tsv.c, model_config.c) that read user files.
  */
 #include "internal.h"
 
 #include <ctype.h>
-#include <dirent.h>
-#include <jansson.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* --------------------------------------------------------------- file access */
@@ -64,17 +61,15 @@ static const char *field(const struct row_ctx *r, const char *col)
 static enum vf_err bad(const struct row_ctx *r, const char *col, const char *expected)
 {
     const char *v = field(r, col);
-    return vf__errf(r->err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected %s",
-                    r->t->origin, r->t->lines[r->row], col, v ? v : "", expected);
+    return vf__errf(r->err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected %s", r->t->origin,
+                    r->t->lines[r->row], col, v ? v : "", expected);
 }
 
-static enum vf_err need_cols(const struct vf__tsv *t, const char *const *cols,
-                             struct vf_error *err)
+static enum vf_err need_cols(const struct vf__tsv *t, const char *const *cols, struct vf_error *err)
 {
     for (size_t i = 0; cols[i]; i++)
         if (vf__tsv_col(t, cols[i]) < 0)
-            return vf__errf(err, VF_EFORMAT, "%s: header has no column '%s'", t->origin,
-                            cols[i]);
+            return vf__errf(err, VF_EFORMAT, "%s: header has no column '%s'", t->origin, cols[i]);
     return VF_OK;
 }
 
@@ -107,10 +102,10 @@ static enum vf_err bool_field(const struct row_ctx *r, const char *col, bool *ou
 
 static enum vf_err load_gpus(struct vf_catalog *c, struct vf_error *err)
 {
-    static const char *const cols[] = {"id",     "name",     "vendor",         "marketed_gb",
+    static const char *const cols[] = {"id",      "name",         "vendor",      "marketed_gb",
                                        "smi_mib", "usable_bytes", "usable_kind", "bandwidth_gbps",
-                                       "arch",   "cc",       "bf16",           "fp8",
-                                       "fp4",    "source",   NULL};
+                                       "arch",    "cc",           "bf16",        "fp8",
+                                       "fp4",     "source",       NULL};
     size_t len;
     const char *text = vf_catalog_file(c->arena, c, "gpus.tsv", &len, err);
     if (!text)
@@ -169,7 +164,7 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct vf_error *err)
 
 static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
 {
-    static const char *const cols[] = {"gpu",   "count", "price_per_hour", "currency", "billing",
+    static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
                                        "kind", "as_of", "provider",       "source",   NULL};
     size_t len;
     const char *text = vf_catalog_file(c->arena, c, "prices.tsv", &len, err);
@@ -219,114 +214,52 @@ static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
 
 /* ----------------------------------------------------------------- models */
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The names of the model files, "models/x.json", sorted. */
-static enum vf_err model_files(struct vf_catalog *c, char ***out, size_t *n,
-                               struct vf_error *err)
-{
-    size_t cap = 64;
-    char **names = vf_arena_alloc(c->arena, cap * sizeof *names);
-    *n = 0;
-    if (!names)
-        return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
-    if (!c->data_dir) {
-        for (size_t i = 0; i < vf__n_embedded_files; i++) {
-            const char *nm = vf__embedded_files[i].name;
-            size_t l = strlen(nm);
-            if (strncmp(nm, "models/", 7) || l < 12 || strcmp(nm + l - 5, ".json"))
-                continue;
-            if (*n == cap) {
-                char **bigger = vf_arena_alloc(c->arena, 2 * cap * sizeof *names);
-                if (!bigger)
-                    return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
-                memcpy(bigger, names, cap * sizeof *names);
-                names = bigger;
-                cap *= 2;
-            }
-            names[(*n)++] = (char *)nm;
-        }
-    } else {
-        char *dir = vf_arena_printf(c->arena, "%s/models", c->data_dir);
-        DIR *d = dir ? opendir(dir) : NULL;
-        if (!d)
-            return vf__errf(err, VF_ENOENT, "catalog: cannot open '%s'", dir ? dir : "models");
-        const struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t l = strlen(e->d_name);
-            if (l < 6 || strcmp(e->d_name + l - 5, ".json"))
-                continue;
-            if (*n >= 4096) {
-                closedir(d);
-                return vf__errf(err, VF_ELIMIT, "catalog: more than 4096 files in '%s'", dir);
-            }
-            if (*n == cap) {
-                char **bigger = vf_arena_alloc(c->arena, 2 * cap * sizeof *names);
-                if (!bigger) {
-                    closedir(d);
-                    return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
-                }
-                memcpy(bigger, names, cap * sizeof *names);
-                names = bigger;
-                cap *= 2;
-            }
-            names[(*n)++] = vf_arena_printf(c->arena, "models/%s", e->d_name);
-        }
-        closedir(d);
-    }
-    qsort(names, *n, sizeof *names, name_cmp);
-    *out = names;
-    return VF_OK;
-}
-
+/* models.tsv indexes the model files: the lookup needs no JSON parsing at all, and each
+ * config is parsed only when that model is resolved. */
 static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
 {
-    char **names = NULL;
-    size_t n = 0;
-    enum vf_err rc = model_files(c, &names, &n, err);
-    if (rc)
+    static const char *const cols[] = {"id", "alias", "name", "file", "params_ref", "source", NULL};
+    size_t len;
+    const char *text = vf_catalog_file(c->arena, c, "models.tsv", &len, err);
+    if (!text)
+        return err ? err->code : VF_ENOENT;
+    struct vf__tsv t;
+    enum vf_err rc = vf__tsv_parse(c->arena, text, len, "models.tsv", &t, err);
+    if (rc || (rc = need_cols(&t, cols, err)))
         return rc;
-    c->models = vf_arena_alloc(c->arena, (n + 1) * sizeof *c->models);
+    c->models = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->models);
     if (!c->models)
-        return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
-    for (size_t i = 0; i < n; i++) {
-        size_t len;
-        const char *text = vf_catalog_file(c->arena, c, names[i], &len, err);
-        if (!text)
-            return err ? err->code : VF_ENOENT;
-        json_error_t je;
-        json_t *root = json_loadb(text, len, 0, &je);
-        if (!root)
-            return vf__errf(err, VF_EFORMAT, "%s:%d:%d: %s", names[i], je.line, je.column,
-                            je.text);
-        const json_t *meta = json_object_get(root, "vramfit");
-        const char *id = json_string_value(json_object_get(meta, "id"));
-        const char *alias = json_string_value(json_object_get(meta, "alias"));
-        const char *nm = json_string_value(json_object_get(meta, "name"));
-        if (!id) {
-            json_decref(root);
-            return vf__errf(err, VF_EFORMAT,
-                            "%s: no \"vramfit\": {\"id\": ...} object naming the model",
-                            names[i]);
-        }
+        return vf__errf(err, VF_ENOMEM, "models.tsv: out of memory");
+    for (size_t i = 0; i < t.n_rows; i++) {
+        struct row_ctx r = {&t, i, err};
         struct vf_catalog_model *m = &c->models[i];
-        m->id = vf_arena_strdup(c->arena, id);
-        m->alias = alias ? vf_arena_strdup(c->arena, alias) : NULL;
-        m->name = vf_arena_strdup(c->arena, nm ? nm : id);
-        m->file = names[i];
-        json_decref(root);
-        if (!m->id || (alias && !m->alias) || !m->name)
-            return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
+        m->id = field(&r, "id");
+        m->alias = *field(&r, "alias") ? field(&r, "alias") : NULL;
+        m->name = *field(&r, "name") ? field(&r, "name") : m->id;
+        m->file = field(&r, "file");
+        if (!strchr(m->id, '/'))
+            return bad(&r, "id", "a Hugging Face id ORG/NAME");
+        size_t fl = strlen(m->file);
+        if (strncmp(m->file, "models/", 7) || fl < 13 || strcmp(m->file + fl - 5, ".json") ||
+            strstr(m->file, ".."))
+            return bad(&r, "file", "models/NAME.json");
+        if (!c->data_dir && !embedded(m->file))
+            return bad(&r, "file", "a file that exists under data/models");
+        uint64_t p;
+        if ((rc = u64_field(&r, "params_ref", true, &p)))
+            return rc;
+        m->params_ref = p;
         for (size_t j = 0; j < i; j++)
             if (!vf__strcasecmp(c->models[j].id, m->id) ||
                 (m->alias && c->models[j].alias && !vf__strcasecmp(c->models[j].alias, m->alias)))
-                return vf__errf(err, VF_EFORMAT, "%s: model '%s' is also defined by %s",
-                                names[i], m->id, c->models[j].file);
+                return vf__errf(
+                    err, VF_EFORMAT, "models.tsv:%zu: model '%s' is also on line %zu", t.lines[i],
+                    m->alias && c->models[j].alias && !vf__strcasecmp(c->models[j].alias, m->alias)
+                        ? m->alias
+                        : m->id,
+                    t.lines[j]);
     }
-    c->n_models = n;
+    c->n_models = t.n_rows;
     return VF_OK;
 }
 

@@ -93,15 +93,17 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
         return vf__errf(err, VF_ERANGE, "%u GPUs is over the limit of %d", n, VF_MAX_GPUS);
     const char *why;
     if (!generic_can_split(m, n, &why))
-        return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s (%u heads, %u KV heads)",
-                        m->id, n, why, m->n_heads, m->n_kv_heads);
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "cannot split '%s' over %u GPUs: %s (%u heads, %u KV heads)", m->id, n, why,
+                        m->n_heads, m->n_kv_heads);
 
     e->weights = w->weights.kind == VF_QK_NATIVE ? m->native : w->weights;
     enum vf_dtype act = compute_dtype(m);
     e->kv_dtype = w->kv_dtype == VF_DT_DEFAULT ? act : w->kv_dtype;
 
-    assume(a, e, "engine generic: weights + KV cache + one prefill chunk of activations + "
-                 "runtime overhead (F-GEN-01..05); --engine picks an engine's own logic");
+    assume(a, e,
+           "engine generic: weights + KV cache + one prefill chunk of activations + "
+           "runtime overhead (F-GEN-01..05); --engine picks an engine's own logic");
     if (!w->ctx_tokens)
         assume(a, e, "context %s tokens: the model's maximum (--ctx to change)",
                vf_format_tokens(b1, sizeof b1, e->ctx_tokens));
@@ -127,8 +129,9 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     else
         kv_gpu = vf__div_ceil(kv_all, m->n_kv_heads); /* each rank keeps one KV head */
     if (n > 1 && m->attn == VF_ATTN_MLA)
-        assume(a, e, "MLA keeps one latent per token that every tensor-parallel rank holds "
-                     "whole");
+        assume(a, e,
+               "MLA keeps one latent per token that every tensor-parallel rank holds "
+               "whole");
     if (n > 1 && m->attn != VF_ATTN_MLA && m->n_kv_heads < n)
         assume(a, e, "%u KV heads over %u GPUs: each GPU keeps a copy of one KV head",
                m->n_kv_heads, n);
@@ -167,18 +170,21 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     uint64_t logits = vf__sat_mul(vf__sat_mul(seqs, m->vocab), 4);
     uint64_t acts = vf__sat_add(vf__sat_mul(t, per_token), logits);
     add(e, "activations", acts, "prefill", NULL);
-    assume(a, e, "activations: one prefill chunk of %llu tokens (vLLM's default "
-                 "max_num_batched_tokens) + fp32 logits of %llu sequences",
+    assume(a, e,
+           "activations: one prefill chunk of %llu tokens (vLLM's default "
+           "max_num_batched_tokens) + fp32 logits of %llu sequences",
            (unsigned long long)t, (unsigned long long)seqs);
 
     /* F-GEN-04: runtime overhead per GPU */
     add(e, "runtime_overhead", GEN_RUNTIME_BYTES, NULL, NULL);
-    assume(a, e, "runtime overhead %s per GPU: CUDA context, cuBLAS workspace and allocator "
-                 "slack (assumed from vLLM's non-torch memory logs)",
+    assume(a, e,
+           "runtime overhead %s per GPU: CUDA context, cuBLAS workspace and allocator "
+           "slack (assumed from vLLM's non-torch memory logs)",
            vf_format_bytes(b1, sizeof b1, GEN_RUNTIME_BYTES, VF_FMT_IEC));
     if (n > 1)
-        assume(a, e, "split over %u GPUs by tensor parallelism: weights, KV heads and "
-                     "activations divided evenly, overhead on every GPU",
+        assume(a, e,
+               "split over %u GPUs by tensor parallelism: weights, KV heads and "
+               "activations divided evenly, overhead on every GPU",
                n);
 
     /* F-GEN-05: the peak of one GPU is the sum of its components */

@@ -41,9 +41,8 @@ const char *vf_task_name(enum vf_task t)
     return "?";
 }
 
-enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m,
-                        const struct vf_workload *w, struct vf_estimate *out,
-                        struct vf_error *err)
+enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                        struct vf_estimate *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
     const struct vf_engine *e = vf_engine_find(w->engine);

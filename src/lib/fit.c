@@ -23,6 +23,28 @@ uint64_t vf_bisect(uint64_t lo, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
     return lo;
 }
 
+/* The largest v in [lo, hi] with pred(v), searching upward from `from` by doubling first:
+ * answers near the asked value cost a few estimates instead of log2(hi). */
+static uint64_t gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
+                       void *ud)
+{
+    if (from < lo)
+        from = lo;
+    if (from > hi)
+        from = hi;
+    if (!pred(from, ud))
+        return vf_bisect(lo, from - 1 < lo ? lo : from - 1, pred, ud);
+    uint64_t step = from > 1 ? from : 1, ok = from;
+    while (ok < hi) {
+        uint64_t next = hi - ok > step ? ok + step : hi;
+        if (!pred(next, ud))
+            return vf_bisect(ok, next - 1, pred, ud);
+        ok = next;
+        step *= 2;
+    }
+    return ok;
+}
+
 struct knob {
     struct vf_arena *a;
     const struct vf_model *m;
@@ -72,7 +94,7 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     struct knob k = {a, m, *w, usable_bytes, true};
     k.w.gpus = out->count;
     k.w.usable_bytes = usable_bytes;
-    struct vf_estimate local;
+    struct vf_estimate local = {0};
     struct vf_estimate *ep = est ? est : &local;
     enum vf_err rc = vf_estimate(a, m, &k.w, ep, err);
     if (rc)
@@ -84,18 +106,17 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
         return VF_OK;
 
     /* F-FIT-01: the largest context at the asked users, up to the model's maximum */
-    uint64_t max_ctx = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN
-                           ? m->max_ctx_tokens
-                           : VF_MAX_CTX_TOKENS;
+    uint64_t max_ctx = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN ? m->max_ctx_tokens
+                                                                            : VF_MAX_CTX_TOKENS;
     if (e.ctx_tokens > max_ctx)
         max_ctx = e.ctx_tokens;
     k.ctx = true;
-    out->max_ctx_tokens = vf_bisect(1, max_ctx, fits_with, &k);
+    out->max_ctx_tokens = gallop(1, e.ctx_tokens, max_ctx, fits_with, &k);
 
     /* F-FIT-01: the largest number of concurrent sequences at the asked context */
     k.ctx = false;
     k.w.ctx_tokens = e.ctx_tokens;
-    out->max_users = vf_bisect(1, VF_MAX_USERS, fits_with, &k);
+    out->max_users = gallop(1, e.users, VF_MAX_USERS, fits_with, &k);
     return VF_OK;
 }
 
@@ -106,10 +127,9 @@ enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf
     return fit(a, m, w, gpu, usable_bytes, count, true, out, NULL, err);
 }
 
-enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m,
-                          const struct vf_workload *w, const char *gpu, uint64_t usable_bytes,
-                          uint32_t count, bool solve, struct vf_fit *out,
-                          struct vf_estimate *est, struct vf_error *err)
+enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                          const char *gpu, uint64_t usable_bytes, uint32_t count, bool solve,
+                          struct vf_fit *out, struct vf_estimate *est, struct vf_error *err)
 {
     return fit(a, m, w, gpu, usable_bytes, count, solve, out, est, err);
 }

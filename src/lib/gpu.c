@@ -13,8 +13,7 @@ static const struct vf__gpu_backend *const backends[] = {
     &vf__gpu_backend_fake,
 };
 
-enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
-                            struct vf_error *err)
+enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
     const char *want = getenv("VRAMFIT_GPU_BACKEND");

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static enum vf_err bad(struct vf_error *err, const struct vf__tsv *t, size_t r,
-                       const char *col, const char *want)
+static enum vf_err bad(struct vf_error *err, const struct vf__tsv *t, size_t r, const char *col,
+                       const char *want)
 {
     int i = vf__tsv_col(t, col);
     return vf__errf(err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected %s", t->origin,
@@ -33,8 +33,8 @@ static enum vf_err fake_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
     struct vf__tsv t;
     if ((rc = vf__tsv_parse(a, text, len, path, &t, err)))
         return rc;
-    static const char *const cols[] = {"kind", "index", "name", "total", "used", "util",
-                                       "pid", "cmdline"};
+    static const char *const cols[] = {"kind", "index", "name", "total",
+                                       "used", "util",  "pid",  "cmdline"};
     int ci[8];
     for (int i = 0; i < 8; i++)
         if ((ci[i] = vf__tsv_col(&t, cols[i])) < 0)

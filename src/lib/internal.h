@@ -14,24 +14,23 @@
 
 /* ------------------------------------------------------------ input limits */
 
-#define VF_MAX_DATA_FILE_BYTES ((size_t)16 << 20) /* one catalog file */
-#define VF_MAX_CONFIG_JSON_BYTES ((size_t)4 << 20) /* a config.json */
-#define VF_MAX_TSV_LINE 4096                       /* one TSV line */
-#define VF_MAX_TSV_FIELDS 32
-#define VF_MAX_TSV_ROWS 100000
-#define VF_MAX_NUMBER_TEXT 64   /* digits of one size/count/price */
-#define VF_MAX_MODEL_GROUPS 16384 /* tensor groups of one model */
-#define VF_MAX_EXPERTS 4096
-#define VF_MAX_DIM ((uint64_t)1 << 24) /* any single hidden/ffn/vocab dimension */
-#define VF_MAX_CTX_TOKENS ((uint64_t)1 << 30)
-#define VF_MAX_USERS ((uint64_t)1 << 20)
-#define VF_MAX_GPUS 4096
+#define VF_MAX_DATA_FILE_BYTES   ((size_t)16 << 20) /* one catalog file */
+#define VF_MAX_CONFIG_JSON_BYTES ((size_t)4 << 20)  /* a config.json */
+#define VF_MAX_TSV_LINE          4096               /* one TSV line */
+#define VF_MAX_TSV_FIELDS        32
+#define VF_MAX_TSV_ROWS          100000
+#define VF_MAX_NUMBER_TEXT       64    /* digits of one size/count/price */
+#define VF_MAX_MODEL_GROUPS      16384 /* tensor groups of one model */
+#define VF_MAX_EXPERTS           4096
+#define VF_MAX_DIM               ((uint64_t)1 << 24) /* any single hidden/ffn/vocab dimension */
+#define VF_MAX_CTX_TOKENS        ((uint64_t)1 << 30)
+#define VF_MAX_USERS             ((uint64_t)1 << 20)
+#define VF_MAX_GPUS              4096
 
 /* ------------------------------------------------------------------ errors */
 
 /* Sets err (when non-NULL) to code and the formatted message; returns code. */
-enum vf_err vf__errf(struct vf_error *err, enum vf_err code, const char *fmt, ...)
-    VF__PRINTF(3, 4);
+enum vf_err vf__errf(struct vf_error *err, enum vf_err code, const char *fmt, ...) VF__PRINTF(3, 4);
 /* Prepends "prefix: " to an error message already set. */
 void vf__err_prefix(struct vf_error *err, const char *fmt, ...) VF__PRINTF(2, 3);
 
@@ -104,7 +103,7 @@ struct vf__tsv {
     const char *origin; /* file name for messages */
     char **cols;
     size_t n_cols;
-    char ***rows; /* rows[i][j]: field j of record i */
+    char ***rows;  /* rows[i][j]: field j of record i */
     size_t *lines; /* line number of record i */
     size_t n_rows;
 };
@@ -127,17 +126,15 @@ uint64_t vf__quant_group_bytes(const struct vf_model *m, const struct vf_quant *
 
 /* Fills m->groups, m->params and m->params_active from the architecture fields
  * (F-PAR-01, F-PAR-02). Called by the config reader once the fields are set. */
-enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m,
-                                   struct vf_error *err);
+enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struct vf_error *err);
 
 /* ---------------------------------------------------------------- fit */
 
 /* vf_fit() that also returns the estimate on `count` cards, and solves the largest
  * context and users only when `solve` (pick needs the solution only for short cards). */
-enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m,
-                          const struct vf_workload *w, const char *gpu, uint64_t usable_bytes,
-                          uint32_t count, bool solve, struct vf_fit *out,
-                          struct vf_estimate *est, struct vf_error *err);
+enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                          const char *gpu, uint64_t usable_bytes, uint32_t count, bool solve,
+                          struct vf_fit *out, struct vf_estimate *est, struct vf_error *err);
 
 /* ---------------------------------------------------------------- GPU probe */
 
@@ -146,8 +143,7 @@ struct vf__gpu_backend {
     const char *name;
     bool explicit_only; /* used only when VRAMFIT_GPU_BACKEND names it */
     /* Fills out (devices with their processes); VF_ENODEV with a reason when it finds none. */
-    enum vf_err (*snapshot)(struct vf_arena *a, struct vf_gpu_snapshot *out,
-                            struct vf_error *err);
+    enum vf_err (*snapshot)(struct vf_arena *a, struct vf_gpu_snapshot *out, struct vf_error *err);
 };
 extern const struct vf__gpu_backend vf__gpu_backend_fake;
 

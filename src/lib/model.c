@@ -26,8 +26,9 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
                      near[i]->alias ? ")" : "");
         }
         if (n)
-            return vf__errf(err, VF_ENOENT, "unknown model '%s'\n  did you mean: %s\n  "
-                                            "'vramfit catalog models' lists them all",
+            return vf__errf(err, VF_ENOENT,
+                            "unknown model '%s'\n  did you mean: %s\n  "
+                            "'vramfit catalog models' lists them all",
                             ref, list);
         return vf__errf(err, VF_ENOENT,
                         "unknown model '%s'\n  'vramfit catalog models' lists the models it "
@@ -43,11 +44,8 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
         return rc;
     out->provenance = VF_PROV_CATALOG;
     out->source = vf_arena_printf(a, "catalog %s", cm->file);
-    if (!out->id)
-        out->id = cm->id;
-    if (!out->name)
-        out->name = cm->name;
-    if (!out->alias)
-        out->alias = cm->alias;
+    out->id = cm->id;
+    out->name = cm->name;
+    out->alias = cm->alias;
     return VF_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * model_config.c - reads a Hugging Face config.json into a struct vf_model: dimensions,
  * attention kind (MHA/GQA/MQA/MLA), experts, per-layer kinds (full, sliding, recurrent,
- * MLP-only), recurrent state size and the checkpoint's native storage. The catalog's
- * catalog files in data/models/ are trimmed real configs plus a "vramfit" object, so the same
- * reader serves the catalog and users' files. Every number is checked against the limits
+ * MLP-only), recurrent state size and the checkpoint's native storage. The catalog's files
+ * in data/models/ are trimmed real configs (named in data/models.tsv), so the same reader
+ * serves the catalog and users' files. Every number is checked against the limits
  * of internal.h before it is used.
  */
 #include "internal.h"
@@ -14,10 +14,14 @@
 const char *vf_provenance_name(enum vf_provenance p)
 {
     switch (p) {
-    case VF_PROV_EXACT: return "exact";
-    case VF_PROV_CONFIG: return "config";
-    case VF_PROV_CATALOG: return "catalog";
-    case VF_PROV_ASSUMED: return "assumed";
+    case VF_PROV_EXACT:
+        return "exact";
+    case VF_PROV_CONFIG:
+        return "config";
+    case VF_PROV_CATALOG:
+        return "catalog";
+    case VF_PROV_ASSUMED:
+        return "assumed";
     }
     return "unknown";
 }
@@ -25,10 +29,14 @@ const char *vf_provenance_name(enum vf_provenance p)
 const char *vf_attn_kind_name(enum vf_attn_kind k)
 {
     switch (k) {
-    case VF_ATTN_MHA: return "MHA";
-    case VF_ATTN_GQA: return "GQA";
-    case VF_ATTN_MQA: return "MQA";
-    case VF_ATTN_MLA: return "MLA";
+    case VF_ATTN_MHA:
+        return "MHA";
+    case VF_ATTN_GQA:
+        return "GQA";
+    case VF_ATTN_MQA:
+        return "MQA";
+    case VF_ATTN_MLA:
+        return "MLA";
     }
     return "unknown";
 }
@@ -64,14 +72,14 @@ static enum vf_err num(const struct cfg *c, const char *key, uint64_t max, uint6
     if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
         if (i < 0)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': %s %lld is negative", c->origin,
-                            key, (long long)i);
+            return vf__errf(c->err, VF_EFORMAT, "config: '%s': %s %lld is negative", c->origin, key,
+                            (long long)i);
         *out = (uint64_t)i;
     } else if (json_is_real(v)) {
         double d = json_real_value(v);
         if (!(d >= 0))
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': %s %g is negative", c->origin,
-                            key, d);
+            return vf__errf(c->err, VF_EFORMAT, "config: '%s': %s %g is negative", c->origin, key,
+                            d);
         if (d >= 1.8e19)
             return vf__errf(c->err, VF_ELIMIT, "config: '%s': %s %g exceeds the limit %llu",
                             c->origin, key, d, (unsigned long long)max);
@@ -179,16 +187,24 @@ static enum vf_err layer_kinds(const struct cfg *c, struct vf_model *m, uint8_t 
         if (strlen(pat) != n)
             return vf__errf(c->err, VF_EFORMAT,
                             "config: '%s': hybrid_override_pattern has %zu blocks, "
-                            "num_hidden_layers %u", c->origin, strlen(pat), n);
+                            "num_hidden_layers %u",
+                            c->origin, strlen(pat), n);
         for (uint32_t i = 0; i < n; i++) {
             switch (pat[i]) {
-            case 'M': kind[i] = VF_LAYER_RECURRENT; break;
-            case '*': kind[i] = VF_LAYER_ATTN_FULL; break;
-            case '-': kind[i] = VF_LAYER_MLP_ONLY; break;
+            case 'M':
+                kind[i] = VF_LAYER_RECURRENT;
+                break;
+            case '*':
+                kind[i] = VF_LAYER_ATTN_FULL;
+                break;
+            case '-':
+                kind[i] = VF_LAYER_MLP_ONLY;
+                break;
             default:
                 return vf__errf(c->err, VF_EUNSUPPORTED,
                                 "config: '%s': hybrid_override_pattern block '%c' at %u "
-                                "(known: M * -)", c->origin, pat[i], i);
+                                "(known: M * -)",
+                                c->origin, pat[i], i);
             }
         }
         win = 0;
@@ -251,14 +267,14 @@ static enum vf_err layer_kinds(const struct cfg *c, struct vf_model *m, uint8_t 
 
 /* Groups the reader adds before vf__model_build_groups (see its contract). */
 struct extras {
-    struct vf_tgroup g[8 * VF_MAX_LAYERS];
-    size_t n;
+    struct vf_tgroup *g; /* 8 per layer at most */
+    size_t n, cap;
 };
 
 static void extra(struct extras *x, enum vf_tclass cls, int32_t l, uint64_t n, uint64_t row,
                   uint32_t nt)
 {
-    if (n && x->n < sizeof(x->g) / sizeof(x->g[0]))
+    if (n && x->n < x->cap)
         x->g[x->n++] = (struct vf_tgroup){cls, l, n, row, nt};
 }
 
@@ -286,13 +302,16 @@ static enum vf_err recurrent(const struct cfg *c, struct vf_model *m, struct ext
             (rc = num_any(c, KEYS("linear_conv_kernel_dim"), 64, 4, &k)))
             return rc;
         if (!a || !b || !d || !e || !k)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': linear attention needs "
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': linear attention needs "
                             "linear_num_key_heads, linear_num_value_heads and head dims",
                             c->origin);
         uint64_t kd = (uint64_t)a * d, vd = (uint64_t)b * e, conv = 2 * kd + vd;
         if (conv > VF_MAX_DIM)
-            return vf__errf(c->err, VF_ELIMIT, "config: '%s': linear attention width %llu "
-                            "exceeds the limit", c->origin, (unsigned long long)conv);
+            return vf__errf(c->err, VF_ELIMIT,
+                            "config: '%s': linear attention width %llu "
+                            "exceeds the limit",
+                            c->origin, (unsigned long long)conv);
         per_layer_state = (uint64_t)b * d * e + conv * (k - 1);
         for (uint32_t i = 0; i < m->n_layers; i++) {
             if (m->layer_kind[i] != VF_LAYER_RECURRENT)
@@ -300,9 +319,9 @@ static enum vf_err recurrent(const struct cfg *c, struct vf_model *m, struct ext
             int32_t l = (int32_t)i;
             extra(x, VF_T_SSM, l, h * (2 * kd + 2 * vd + 2 * (uint64_t)b), h, 2); /* in_proj */
             extra(x, VF_T_SSM, l, conv * k, k, 1);                                /* conv1d */
-            extra(x, VF_T_SSM, l, 2 * (uint64_t)b, b, 2);                 /* dt_bias, A_log */
-            extra(x, VF_T_NORM, l, e, e, 1);                              /* gated norm */
-            extra(x, VF_T_SSM, l, vd * h, vd, 1);                         /* out_proj */
+            extra(x, VF_T_SSM, l, 2 * (uint64_t)b, b, 2); /* dt_bias, A_log */
+            extra(x, VF_T_NORM, l, e, e, 1);              /* gated norm */
+            extra(x, VF_T_SSM, l, vd * h, vd, 1);         /* out_proj */
         }
     } else {
         /* Mamba2 (Nemotron-H): a heads of d, state s, b groups, conv kernel k. */
@@ -317,12 +336,16 @@ static enum vf_err recurrent(const struct cfg *c, struct vf_model *m, struct ext
         if (!a && d)
             a = (uint32_t)(expand * h / d);
         if (!a || !d || !s || !k)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': mamba layers need "
-                            "mamba_num_heads, mamba_head_dim and ssm_state_size", c->origin);
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': mamba layers need "
+                            "mamba_num_heads, mamba_head_dim and ssm_state_size",
+                            c->origin);
         uint64_t di = (uint64_t)a * d, conv = di + 2 * (uint64_t)b * s;
         if (conv > VF_MAX_DIM)
-            return vf__errf(c->err, VF_ELIMIT, "config: '%s': mamba width %llu exceeds the "
-                            "limit", c->origin, (unsigned long long)conv);
+            return vf__errf(c->err, VF_ELIMIT,
+                            "config: '%s': mamba width %llu exceeds the "
+                            "limit",
+                            c->origin, (unsigned long long)conv);
         per_layer_state = di * s + conv * (k - 1);
         bool conv_bias = flag(c, "mamba_conv_bias", flag(c, "use_conv_bias", true));
         for (uint32_t i = 0; i < m->n_layers; i++) {
@@ -330,7 +353,7 @@ static enum vf_err recurrent(const struct cfg *c, struct vf_model *m, struct ext
                 continue;
             int32_t l = (int32_t)i;
             extra(x, VF_T_SSM, l, h * (2 * di + 2 * (uint64_t)b * s + a), h, 1); /* in_proj */
-            extra(x, VF_T_SSM, l, conv * k, k, 1);                                /* conv1d */
+            extra(x, VF_T_SSM, l, conv * k, k, 1);                               /* conv1d */
             if (conv_bias)
                 extra(x, VF_T_BIAS, l, conv, 1, 1);
             extra(x, VF_T_SSM, l, 3 * (uint64_t)a, a, 3); /* dt_bias, A_log, D */
@@ -390,8 +413,9 @@ static enum vf_err native(const struct cfg *c, struct vf_model *m)
     memset(&m->native, 0, sizeof(m->native));
     m->native.kind = VF_QK_PLAIN;
     m->native.dtype = m->native_dtype;
-    strcpy(m->native.name, m->native_dtype == VF_DT_F16 ? "fp16"
-                           : m->native_dtype == VF_DT_F32 ? "fp32" : "bf16");
+    strcpy(m->native.name, m->native_dtype == VF_DT_F16   ? "fp16"
+                           : m->native_dtype == VF_DT_F32 ? "fp32"
+                                                          : "bf16");
     if (!q && c->obj != c->root)
         q = json_object_get(c->obj, "quantization_config");
     if (!q || json_is_null(q))
@@ -409,8 +433,8 @@ static enum vf_err native(const struct cfg *c, struct vf_model *m)
         strcpy(m->native.name, "fp8");
     } else if (is(meth, "mxfp4")) {
         m->native.dtype = VF_DT_MXFP4;
-        m->native.classes = 1u << VF_T_FFN_GATE_EXP | 1u << VF_T_FFN_UP_EXP |
-                            1u << VF_T_FFN_DOWN_EXP;
+        m->native.classes =
+            1u << VF_T_FFN_GATE_EXP | 1u << VF_T_FFN_UP_EXP | 1u << VF_T_FFN_DOWN_EXP;
         strcpy(m->native.name, "mxfp4");
     } else if (is(meth, "awq") || is(meth, "gptq")) {
         m->native.kind = is(meth, "awq") ? VF_QK_AWQ : VF_QK_GPTQ;
@@ -430,8 +454,8 @@ static enum vf_err native(const struct cfg *c, struct vf_model *m)
     } else {
         return vf__errf(c->err, VF_EUNSUPPORTED,
                         "config: '%s': quantization_config quant_method '%s' is not supported "
-                        "(known: fp8, mxfp4, awq, gptq, bitsandbytes)", c->origin,
-                        meth ? meth : "(missing)");
+                        "(known: fp8, mxfp4, awq, gptq, bitsandbytes)",
+                        c->origin, meth ? meth : "(missing)");
     }
     return VF_OK;
 }
@@ -448,7 +472,6 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
     uint32_t u;
     bool present;
     enum vf_err rc;
-    json_t *vf = json_object_get(c->root, "vramfit");
     const char *mt = str(c, "model_type");
 
     memset(m, 0, sizeof(*m));
@@ -456,15 +479,7 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
     m->source = dup(a, c->origin);
     m->id = m->source;
     m->model_type = dup(a, mt ? mt : "llama"); /* unknown: read as a llama-like decoder */
-    if (vf && json_is_object(vf)) {
-        const char *id = json_string_value(json_object_get(vf, "id"));
-        if (id)
-            m->id = dup(a, id);
-        m->alias = dup(a, json_string_value(json_object_get(vf, "alias")));
-        m->name = dup(a, json_string_value(json_object_get(vf, "name")));
-    }
-    if (!m->name)
-        m->name = m->id;
+    m->name = m->id;                           /* the catalog (models.tsv) names its models */
     if (!m->source || !m->model_type || !m->id)
         return vf__errf(c->err, VF_ENOMEM, "config: '%s': out of memory", c->origin);
     mt = m->model_type;
@@ -499,9 +514,10 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
         return rc;
     if (!m->head_dim) {
         if (m->hidden % m->n_heads)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': no head_dim, and hidden_size %u "
-                            "is not a multiple of num_attention_heads %u", c->origin,
-                            m->hidden, m->n_heads);
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': no head_dim, and hidden_size %u "
+                            "is not a multiple of num_attention_heads %u",
+                            c->origin, m->hidden, m->n_heads);
         m->head_dim = m->hidden / m->n_heads;
     }
     m->head_dim_v = m->head_dim;
@@ -519,8 +535,10 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
             (rc = num_any(c, KEYS("v_head_dim"), VF_MAX_DIM, 0, &m->v_head_dim_mla)))
             return rc;
         if (!m->qk_nope_dim || !m->v_head_dim_mla)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': kv_lora_rank %u needs "
-                            "qk_nope_head_dim and v_head_dim", c->origin, m->kv_lora_rank);
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': kv_lora_rank %u needs "
+                            "qk_nope_head_dim and v_head_dim",
+                            c->origin, m->kv_lora_rank);
         m->attn = VF_ATTN_MLA;
         m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
         m->head_dim_v = m->v_head_dim_mla;
@@ -534,13 +552,16 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
         return rc;
     if (m->n_experts) {
         if (m->n_experts_used == 0 || m->n_experts_used > m->n_experts)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': num_experts_per_tok %u must be "
-                            "in 1..%u", c->origin, m->n_experts_used, m->n_experts);
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': num_experts_per_tok %u must be "
+                            "in 1..%u",
+                            c->origin, m->n_experts_used, m->n_experts);
         if ((rc = num_any(c, KEYS("moe_intermediate_size"), VF_MAX_DIM, m->intermediate,
                           &m->moe_intermediate)) ||
             (rc = num_any(c, KEYS("first_k_dense_replace"), VF_MAX_LAYERS, 0, &m->first_k_dense)) ||
-            (rc = num_any(c, KEYS("interleave_moe_layer_step", "decoder_sparse_step",
-                                  "moe_layer_freq"), VF_MAX_LAYERS, 1, &m->moe_every)) ||
+            (rc = num_any(
+                 c, KEYS("interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq"),
+                 VF_MAX_LAYERS, 1, &m->moe_every)) ||
             (rc = num_any(c, KEYS("n_shared_experts"), 64, 0, &m->n_shared_experts)) ||
             (rc = num_any(c, KEYS("shared_expert_intermediate_size"), VF_MAX_DIM, 0, &u)))
             return rc;
@@ -574,11 +595,15 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
         return rc;
     for (uint32_t i = 0; i < m->n_layers; i++)
         if (dense_ffn(m, i) && !m->intermediate)
-            return vf__errf(c->err, VF_EFORMAT, "config: '%s': missing intermediate_size "
-                            "(layer %u has a dense MLP)", c->origin, i);
+            return vf__errf(c->err, VF_EFORMAT,
+                            "config: '%s': missing intermediate_size "
+                            "(layer %u has a dense MLP)",
+                            c->origin, i);
 
-    struct extras *x = vf_arena_alloc(a, sizeof(*x));
-    if (!x)
+    struct extras xs = {.cap = 8 * (size_t)m->n_layers + 8};
+    struct extras *x = &xs;
+    x->g = vf_arena_alloc(a, x->cap * sizeof(*x->g));
+    if (!x->g)
         return vf__errf(c->err, VF_ENOMEM, "config: '%s': out of memory", c->origin);
     if ((rc = recurrent(c, m, x)))
         return rc;
@@ -605,8 +630,7 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
  * or layer type), VF_ENOMEM.
  */
 enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t len,
-                                 const char *origin, struct vf_model *out,
-                                 struct vf_error *err)
+                                 const char *origin, struct vf_model *out, struct vf_error *err)
 {
     struct cfg c = {.origin = origin ? origin : "config.json", .err = err};
     json_error_t jerr;
@@ -615,16 +639,15 @@ enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t le
     if (!a || !json || !out)
         return vf__errf(err, VF_EINVAL, "config: no arena, text or output given");
     if (len > VF_MAX_CONFIG_JSON_BYTES)
-        return vf__errf(err, VF_ELIMIT, "config: '%s': %zu bytes exceed the limit of %zu",
-                        c.origin, len, VF_MAX_CONFIG_JSON_BYTES);
+        return vf__errf(err, VF_ELIMIT, "config: '%s': %zu bytes exceed the limit of %zu", c.origin,
+                        len, VF_MAX_CONFIG_JSON_BYTES);
     c.root = json_loadb(json, len, 0, &jerr);
     if (!c.root)
         return vf__errf(err, VF_EFORMAT, "config: '%s': not JSON: %s at line %d column %d",
                         c.origin, jerr.text, jerr.line, jerr.column);
     if (!json_is_object(c.root)) {
         json_decref(c.root);
-        return vf__errf(err, VF_EFORMAT, "config: '%s': top level is not a JSON object",
-                        c.origin);
+        return vf__errf(err, VF_EFORMAT, "config: '%s': top level is not a JSON object", c.origin);
     }
     c.obj = c.root;
     json_t *tc = json_object_get(c.root, "text_config");

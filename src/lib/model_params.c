@@ -9,16 +9,26 @@
 #include <string.h>
 
 static const char *const tclass_names[VF_T__COUNT] = {
-    [VF_T_TOKEN_EMBD] = "token_embd",       [VF_T_OUTPUT] = "output",
-    [VF_T_NORM] = "norm",                   [VF_T_ATTN_Q] = "attn_q",
-    [VF_T_ATTN_K] = "attn_k",               [VF_T_ATTN_V] = "attn_v",
-    [VF_T_ATTN_QKV] = "attn_qkv",           [VF_T_ATTN_O] = "attn_output",
-    [VF_T_FFN_GATE] = "ffn_gate",           [VF_T_FFN_UP] = "ffn_up",
-    [VF_T_FFN_DOWN] = "ffn_down",           [VF_T_FFN_GATE_EXP] = "ffn_gate_exps",
-    [VF_T_FFN_UP_EXP] = "ffn_up_exps",      [VF_T_FFN_DOWN_EXP] = "ffn_down_exps",
-    [VF_T_FFN_GATE_SHEXP] = "ffn_gate_shexp", [VF_T_FFN_UP_SHEXP] = "ffn_up_shexp",
-    [VF_T_FFN_DOWN_SHEXP] = "ffn_down_shexp", [VF_T_ROUTER] = "ffn_gate_inp",
-    [VF_T_SSM] = "ssm",                     [VF_T_BIAS] = "bias",
+    [VF_T_TOKEN_EMBD] = "token_embd",
+    [VF_T_OUTPUT] = "output",
+    [VF_T_NORM] = "norm",
+    [VF_T_ATTN_Q] = "attn_q",
+    [VF_T_ATTN_K] = "attn_k",
+    [VF_T_ATTN_V] = "attn_v",
+    [VF_T_ATTN_QKV] = "attn_qkv",
+    [VF_T_ATTN_O] = "attn_output",
+    [VF_T_FFN_GATE] = "ffn_gate",
+    [VF_T_FFN_UP] = "ffn_up",
+    [VF_T_FFN_DOWN] = "ffn_down",
+    [VF_T_FFN_GATE_EXP] = "ffn_gate_exps",
+    [VF_T_FFN_UP_EXP] = "ffn_up_exps",
+    [VF_T_FFN_DOWN_EXP] = "ffn_down_exps",
+    [VF_T_FFN_GATE_SHEXP] = "ffn_gate_shexp",
+    [VF_T_FFN_UP_SHEXP] = "ffn_up_shexp",
+    [VF_T_FFN_DOWN_SHEXP] = "ffn_down_shexp",
+    [VF_T_ROUTER] = "ffn_gate_inp",
+    [VF_T_SSM] = "ssm",
+    [VF_T_BIAS] = "bias",
     [VF_T_OTHER] = "other",
 };
 
@@ -94,8 +104,8 @@ static bool type_is(const struct vf_model *m, const char *const *list)
 /* Architecture traits that follow from model_type alone (flag-dependent ones, such as
  * attention_bias, are added by the config reader before the call). */
 static const char *const four_norms[] = {"gemma2", "gemma3", "gemma3_text", NULL};
-static const char *const qk_norm_types[] = {"qwen3", "qwen3_moe", "qwen3_next", "gemma3",
-                                            "gemma3_text", NULL};
+static const char *const qk_norm_types[] = {"qwen3",  "qwen3_moe",   "qwen3_next",
+                                            "gemma3", "gemma3_text", NULL};
 static const char *const qkv_bias_types[] = {"qwen2", "qwen2_moe", NULL};
 static const char *const router_bias_types[] = {"deepseek_v3", "kimi_k2", "glm4_moe", NULL};
 static const char *const shared_gate_types[] = {"qwen2_moe", "qwen3_next", NULL};
@@ -113,15 +123,13 @@ static void add_attention(struct builder *b, const struct vf_model *m, int32_t l
         if (m->q_lora_rank) {
             add(b, VF_T_ATTN_Q, l, mul(b, h, m->q_lora_rank), h, 1, 1);
             add(b, VF_T_NORM, l, m->q_lora_rank, m->q_lora_rank, 1, 1);
-            add(b, VF_T_ATTN_Q, l, mul(b, m->q_lora_rank, mul(b, nh, qk)), m->q_lora_rank, 1,
-                1);
+            add(b, VF_T_ATTN_Q, l, mul(b, m->q_lora_rank, mul(b, nh, qk)), m->q_lora_rank, 1, 1);
         } else {
             add(b, VF_T_ATTN_Q, l, mul(b, h, mul(b, nh, qk)), h, 1, 1);
         }
         add(b, VF_T_ATTN_K, l, mul(b, h, kv + m->qk_rope_dim), h, 1, 1);
         add(b, VF_T_NORM, l, kv, kv, 1, 1);
-        add(b, VF_T_ATTN_V, l, mul(b, kv, mul(b, nh, (uint64_t)m->qk_nope_dim +
-                                                         m->v_head_dim_mla)),
+        add(b, VF_T_ATTN_V, l, mul(b, kv, mul(b, nh, (uint64_t)m->qk_nope_dim + m->v_head_dim_mla)),
             kv, 1, 1);
         add(b, VF_T_ATTN_O, l, mul(b, mul(b, nh, m->v_head_dim_mla), h),
             mul(b, nh, m->v_head_dim_mla), 1, 1);
@@ -188,8 +196,8 @@ static void add_ffn(struct builder *b, const struct vf_model *m, int32_t l)
     add(b, VF_T_FFN_UP_EXP, l, mul(b, h, fe), h, e, k);
     add(b, VF_T_FFN_DOWN_EXP, l, mul(b, fe, h), fe, e, k);
     if (m->model_type && strcmp(m->model_type, "gpt_oss") == 0) {
-        add(b, VF_T_BIAS, l, e, 1, 1, 1);              /* router bias */
-        add(b, VF_T_BIAS, l, 2 * fe + h, 1, e, k);     /* gate_up and down biases */
+        add(b, VF_T_BIAS, l, e, 1, 1, 1);          /* router bias */
+        add(b, VF_T_BIAS, l, 2 * fe + h, 1, e, k); /* gate_up and down biases */
     }
     if (m->n_shared_experts && m->shared_intermediate) {
         uint64_t fs = mul(b, m->n_shared_experts, m->shared_intermediate);
@@ -255,8 +263,7 @@ enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struc
                 add_ffn(&b, m, l);
             continue;
         }
-        add(&b, VF_T_NORM, l, h, h, type_is(m, four_norms) ? 4 : 2,
-            type_is(m, four_norms) ? 4 : 2);
+        add(&b, VF_T_NORM, l, h, h, type_is(m, four_norms) ? 4 : 2, type_is(m, four_norms) ? 4 : 2);
         if (attn)
             add_attention(&b, m, l);
         add_ffn(&b, m, l);
@@ -270,8 +277,8 @@ enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struc
     if (b.bad)
         return vf__errf(err, VF_ERANGE, "model: parameter count overflows 64 bits");
     if (b.n > VF_MAX_MODEL_GROUPS)
-        return vf__errf(err, VF_ELIMIT, "model: %zu tensor groups exceed the limit of %zu",
-                        b.n, (size_t)VF_MAX_MODEL_GROUPS);
+        return vf__errf(err, VF_ELIMIT, "model: %zu tensor groups exceed the limit of %zu", b.n,
+                        (size_t)VF_MAX_MODEL_GROUPS);
 
     /* Stable counting sort by bucket so the reader's groups sit in their layers. */
     size_t nb = (size_t)m->n_layers + 2;

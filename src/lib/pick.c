@@ -12,8 +12,7 @@
 #include <string.h>
 
 /* Does the card run the weights' precision natively? *note tells why not. */
-static bool precision_ok(const struct vf_gpu_spec *g, const struct vf_quant *q,
-                         const char **note)
+static bool precision_ok(const struct vf_gpu_spec *g, const struct vf_quant *q, const char **note)
 {
     *note = NULL;
     if (q->kind == VF_QK_GGUF_FTYPE)
@@ -84,8 +83,8 @@ static enum vf_err try_kv_fix(struct vf_arena *a, const struct vf_model *m,
     w8.kv_dtype = q->kind == VF_QK_GGUF_FTYPE ? VF_DT_Q8_0 : VF_DT_FP8;
     struct vf_fit f;
     struct vf_estimate e;
-    enum vf_err rc = vf__fit_check(a, m, &w8, r->gpu->id, r->gpu->usable_bytes, r->count, false,
-                                   &f, &e, err);
+    enum vf_err rc =
+        vf__fit_check(a, m, &w8, r->gpu->id, r->gpu->usable_bytes, r->count, false, &f, &e, err);
     if (rc)
         return rc;
     r->kv_fix = w8.kv_dtype;
@@ -149,8 +148,8 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
             for (size_t j = 0; j < out->n_short && !seen; j++)
                 seen = out->short_rows[j].gpu == r.gpu;
             if (!seen) {
-                rc = vf__fit_check(a, m, w, r.gpu->id, r.gpu->usable_bytes, 1, true, &r.fit,
-                                   &r.est, err);
+                rc = vf__fit_check(a, m, w, r.gpu->id, r.gpu->usable_bytes, 1, true, &r.fit, &r.est,
+                                   err);
                 if (rc)
                     return rc;
                 if ((rc = try_kv_fix(a, m, w, &q, &r, err)))
@@ -170,8 +169,8 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
         if (priced || !precision_ok(g, &q, &note) || w->gpus > 1)
             continue;
         struct vf_pick_row r = {.gpu = g, .count = 1};
-        enum vf_err rc = vf__fit_check(a, m, w, g->id, g->usable_bytes, 1, false, &r.fit,
-                                       &r.est, err);
+        enum vf_err rc =
+            vf__fit_check(a, m, w, g->id, g->usable_bytes, 1, false, &r.fit, &r.est, err);
         if (rc)
             return rc;
         if (r.fit.fits)

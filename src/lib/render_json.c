@@ -146,11 +146,10 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     json_object_set_new(o, "usable_bytes", jbytes(r->gpu->usable_bytes));
     json_object_set_new(o, "needs_bytes", jbytes(r->est.total_bytes));
     json_object_set_new(o, "headroom_bytes", json_integer(r->fit.headroom_bytes));
-    json_object_set_new(o, "price_per_hour", r->offer ? jprice(r->offer->price_micro)
-                                                      : json_null());
+    json_object_set_new(o, "price_per_hour",
+                        r->offer ? jprice(r->offer->price_micro) : json_null());
     json_object_set_new(o, "price_per_minute",
-                        r->offer ? json_real((double)r->offer->price_micro / 60e6)
-                                 : json_null());
+                        r->offer ? json_real((double)r->offer->price_micro / 60e6) : json_null());
     json_object_set_new(o, "currency", r->offer ? json_string(r->offer->currency) : json_null());
     json_object_set_new(o, "billing", r->offer ? json_string(r->offer->billing) : json_null());
     json_object_set_new(o, "kind", r->offer ? json_string(r->offer->kind) : json_null());
@@ -165,8 +164,8 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     return o;
 }
 
-char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e,
-                          const struct vf_pick *p, const struct vf_workload *w)
+char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
+                          const struct vf_workload *w)
 {
     (void)w;
     json_t *o = estimate_json(e);
@@ -185,8 +184,8 @@ char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e,
     if (p->low_bits) {
         json_t *u = json_object();
         json_object_set_new(u, "weights", json_string(p->upgrade_quant.name));
-        json_object_set_new(u, "offer", p->upgrade ? offer_json(p->upgrade, false, 0)
-                                                   : json_null());
+        json_object_set_new(u, "offer",
+                            p->upgrade ? offer_json(p->upgrade, false, 0) : json_null());
         json_object_set_new(o, "move_up", u);
     }
     return finish(a, o);

@@ -65,7 +65,7 @@ static char *sb_done(struct sb *s)
 /* A bar of `bytes` out of `scale` in BAR_WIDTH cells, with eighth-cell precision. */
 static void bar(struct sb *s, uint64_t bytes, uint64_t scale, bool ascii)
 {
-    static const char *const part[] = {"", "\u258f", "\u258e", "\u258d",
+    static const char *const part[] = {"",       "\u258f", "\u258e", "\u258d",
                                        "\u258c", "\u258b", "\u258a", "\u2589"};
     uint64_t eighths = scale ? (uint64_t)((unsigned __int128)bytes * BAR_WIDTH * 8 / scale) : 0;
     if (eighths > BAR_WIDTH * 8)
@@ -114,8 +114,7 @@ static void headline(struct sb *s, const struct vf_estimate *e, const char *dot)
 {
     char b1[48], b2[48];
     const struct vf_model *m = &e->model;
-    sb_printf(s, "%s %s %s", m->name ? m->name : m->id, dot,
-              params_text(b1, sizeof b1, m->params));
+    sb_printf(s, "%s %s %s", m->name ? m->name : m->id, dot, params_text(b1, sizeof b1, m->params));
     if (m->params_active && m->params_active != m->params && m->params_active != VF_UNKNOWN)
         sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
     sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
@@ -165,8 +164,8 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
 
     headline(&s, e, dot);
     if (fit) {
-        sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7",
-                  fit->gpu, vf_format_bytes(b1, sizeof b1, fit->usable_bytes, VF_FMT_IEC));
+        sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7", fit->gpu,
+                  vf_format_bytes(b1, sizeof b1, fit->usable_bytes, VF_FMT_IEC));
     }
     sb_printf(&s, "\n\n");
     uint64_t scale = e->total_bytes;
@@ -185,15 +184,15 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
     sb_printf(&s, "\n  %-17s %10s", e->gpus > 1 ? "total per GPU" : "total",
               vf_format_bytes(b1, sizeof b1, e->total_bytes, VF_FMT_IEC));
     if (fit)
-        sb_printf(&s, "  of %s usable", vf_format_bytes(b2, sizeof b2, fit->usable_bytes,
-                                                         VF_FMT_IEC));
+        sb_printf(&s, "  of %s usable",
+                  vf_format_bytes(b2, sizeof b2, fit->usable_bytes, VF_FMT_IEC));
     sb_printf(&s, "\n");
 
     if (fit) {
         sb_printf(&s, "\n");
         if (fit->why_not) {
-            sb_printf(&s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717",
-                      fit->count, fit->why_not);
+            sb_printf(&s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717", fit->count,
+                      fit->why_not);
         } else if (fit->fits) {
             sb_printf(&s, "  %s fits with %s to spare (%u %%)%s\n", ascii ? "ok:" : "\u2713",
                       vf_format_bytes(b1, sizeof b1, (uint64_t)fit->headroom_bytes, VF_FMT_IEC),
@@ -201,8 +200,7 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                       percent(fit->headroom_bytes, fit->usable_bytes) < 10 ? " - tight" : "");
         } else {
             sb_printf(&s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
-                      vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes,
-                                      VF_FMT_IEC));
+                      vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
         }
         if (!fit->why_not) {
             if (fit->max_ctx_tokens == 0)
@@ -283,9 +281,8 @@ static void right(struct sb *s, const char *text, int w)
     sb_printf(s, "%s", text);
 }
 
-char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
-                          const struct vf_pick *p, const struct vf_workload *w,
-                          double hours, const struct vf_render_opts *o)
+char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
+                          const struct vf_workload *w, double hours, const struct vf_render_opts *o)
 {
     (void)w;
     struct sb s = {.a = a};
@@ -295,9 +292,9 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
     char b1[64], b2[64], b3[64], name[96];
 
     const struct vf_model *m = &e->model;
-    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s %s tokens", m->name ? m->name : m->id,
-              dot, e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC),
-              dot, e->engine, dot, vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
+    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s %s tokens", m->name ? m->name : m->id, dot,
+              e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC), dot,
+              e->engine, dot, vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
     if (e->users > 1)
         sb_printf(&s, " %s %llu users", ascii ? "x" : "\u00d7", (unsigned long long)e->users);
     sb_printf(&s, " %s needs %s on one card\n\n", dot,
@@ -335,8 +332,8 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
                       hr, vf_format_price(b2, sizeof b2, r->offer->price_micro, 2),
                       vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
             if (hours > 0)
-                sb_printf(&s, "  %8s", vf_format_price(b1, sizeof b1,
-                                                       job_cost(r->offer, hours), 2));
+                sb_printf(&s, "  %8s",
+                          vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
             if (i == 0)
                 sb_printf(&s, "   %s cheapest that fits%s", ascii ? "<-" : "\u2190",
                           pc < 10 ? " (tight)" : "");
@@ -401,9 +398,10 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
         if (p->upgrade) {
             const struct vf_pick_row *u = p->upgrade;
             card_name(name, sizeof name, u, ascii);
-            sb_printf(&s, "\n  %u-bit weights (%s) cost quality. With %s weights it fits %s at %s%s/h",
-                      vf_quant_bits(&e->weights), e->weights.name, p->upgrade_quant.name, name, sign,
-                      vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
+            sb_printf(&s,
+                      "\n  %u-bit weights (%s) cost quality. With %s weights it fits %s at %s%s/h",
+                      vf_quant_bits(&e->weights), e->weights.name, p->upgrade_quant.name, name,
+                      sign, vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
             if (p->n_rows && u->offer->price_micro >= p->rows[0].offer->price_micro)
                 sb_printf(&s, " (+%s%s/h)", sign,
                           vf_format_price(b2, sizeof b2,
@@ -412,8 +410,9 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
             sb_printf(&s, ":\n  our guide's rule is to move up a size when a fix costs quality, "
                           "speed or more of your time than the price difference.\n");
         } else {
-            sb_printf(&s, "\n  %u-bit weights (%s) cost quality, but no offer in %s holds %s "
-                          "weights for this workload.\n",
+            sb_printf(&s,
+                      "\n  %u-bit weights (%s) cost quality, but no offer in %s holds %s "
+                      "weights for this workload.\n",
                       vf_quant_bits(&e->weights), e->weights.name, p->currency,
                       p->upgrade_quant.name);
         }
@@ -448,8 +447,8 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e,
         sb_printf(&s, "\n");
     }
     if (p->n_skipped)
-        sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped,
-                  p->skipped_why, e->weights.name);
+        sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped, p->skipped_why,
+                  e->weights.name);
     const char *as_of = p->n_rows ? p->rows[0].offer->as_of : NULL;
     sb_printf(&s, "\n  headroom is per card; tight fit (< 10 %% headroom) marked");
     if (as_of)
@@ -465,8 +464,8 @@ char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, boo
     struct sb s = {.a = a};
     char b1[48], b2[48];
     if (gpus) {
-        sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %s\n", "id", "name", "nvidia-smi",
-                  "usable", "", "cc", "bf16 fp8 fp4");
+        sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %s\n", "id", "name", "nvidia-smi", "usable",
+                  "", "cc", "bf16 fp8 fp4");
         for (size_t i = 0; i < c->n_gpus; i++) {
             const struct vf_gpu_spec *g = &c->gpus[i];
             sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %-4s %-3s %s\n", g->id, g->name,

@@ -14,10 +14,10 @@
 
 /* Splits "23.65 GiB" into integer digits, fraction digits and the suffix. */
 struct num {
-    uint64_t ip;          /* integer part */
-    uint64_t frac;        /* fraction digits as an integer */
-    uint64_t frac_scale;  /* 10^(number of fraction digits) */
-    const char *suffix;   /* after optional spaces */
+    uint64_t ip;         /* integer part */
+    uint64_t frac;       /* fraction digits as an integer */
+    uint64_t frac_scale; /* 10^(number of fraction digits) */
+    const char *suffix;  /* after optional spaces */
 };
 
 static enum vf_err split_number(const char *s, const char *what, struct num *n,

@@ -53,8 +53,8 @@ enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, ch
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s",
-                        path, strerror(errno));
+        return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
+                        strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
@@ -75,8 +75,8 @@ enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, ch
     int bad = ferror(f);
     fclose(f);
     if (bad || got != n)
-        return vf__errf(err, VF_EIO, "cannot read '%s': short read (%zu of %zu bytes)", path,
-                        got, n);
+        return vf__errf(err, VF_EIO, "cannot read '%s': short read (%zu of %zu bytes)", path, got,
+                        n);
     buf[n] = 0;
     *out = buf;
     if (len)

@@ -74,6 +74,37 @@ static void gpus_match_reference(void **state)
     json_decref(ref);
 }
 
+/* Every embedded models/ file is named by a models.tsv row, and every row's file parses. */
+static void models_index(void **state)
+{
+    (void)state;
+    struct vf_catalog *c = open_embedded();
+    size_t files = 0;
+    for (size_t i = 0; i < vf__n_embedded_files; i++) {
+        const char *name = vf__embedded_files[i].name;
+        if (strncmp(name, "models/", 7))
+            continue;
+        files++;
+        bool named = false;
+        for (size_t j = 0; j < c->n_models && !named; j++)
+            named = !strcmp(c->models[j].file, name);
+        if (!named)
+            fail_msg("%s is in data/models but not in models.tsv", name);
+    }
+    assert_u64(files, c->n_models);
+    struct vf_arena *a = vf_arena_open(0);
+    for (size_t j = 0; j < c->n_models; j++) {
+        struct vf_model m;
+        struct vf_error err = {0};
+        if (vf_model_resolve(a, c, c->models[j].id, &m, &err))
+            fail_msg("%s: %s", c->models[j].id, err.msg);
+        assert_string_equal(m.id, c->models[j].id);
+        assert_true(m.params > 0 && m.n_layers > 0);
+    }
+    vf_arena_close(a);
+    vf_catalog_close(c);
+}
+
 static void usable_anchors(void **state)
 {
     (void)state;
@@ -97,8 +128,8 @@ static void default_offers(void **state)
     static const struct {
         const char *gpu;
         uint64_t micro;
-    } want[] = {{"rtx-4090", 590000}, {"rtx-5090", 760000}, {"l40s", 1060000},
-                {"h100-sxm", 3900000}};
+    } want[] = {
+        {"rtx-4090", 590000}, {"rtx-5090", 760000}, {"l40s", 1060000}, {"h100-sxm", 3900000}};
     struct vf_catalog *c = open_embedded();
     for (size_t k = 0; k < 4; k++) {
         bool found = false;
@@ -207,8 +238,9 @@ static void corrupt_data_dir(void **state)
     char text[2048];
 
     /* a usable total larger than the card */
-    snprintf(text, sizeof text, "%sx\tX 24 GB\tNVIDIA\t24\t24564\t99999999999\tmeasured\t1\tAda"
-                                "\t8.9\tyes\tyes\tno\tme\n",
+    snprintf(text, sizeof text,
+             "%sx\tX 24 GB\tNVIDIA\t24\t24564\t99999999999\tmeasured\t1\tAda"
+             "\t8.9\tyes\tyes\tno\tme\n",
              gpus_hdr);
     put(dir, "gpus.tsv", text);
     put(dir, "prices.tsv", prices_hdr);
@@ -217,8 +249,9 @@ static void corrupt_data_dir(void **state)
     assert_non_null(strstr(err.msg, dir));
 
     /* a price row for a card that does not exist, on line 3 after a comment */
-    snprintf(text, sizeof text, "%sx\tX 24 GB\tNVIDIA\t24\t24564\t25393364992\tmeasured\t1\tAda"
-                                "\t8.9\tyes\tyes\tno\tme\n",
+    snprintf(text, sizeof text,
+             "%sx\tX 24 GB\tNVIDIA\t24\t24564\t25393364992\tmeasured\t1\tAda"
+             "\t8.9\tyes\tyes\tno\tme\n",
              gpus_hdr);
     put(dir, "gpus.tsv", text);
     snprintf(text, sizeof text, "%s# ours\ny\t1\t0.5\tEUR\tminute\ton-demand\t2026-11\tus\tme\n",
@@ -234,19 +267,38 @@ static void corrupt_data_dir(void **state)
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "column 'price_per_hour' is 'cheap'"));
 
-    /* a model file that is not JSON names the file, line and column */
+    /* models.tsv: a file outside models/ is refused with its line */
     snprintf(text, sizeof text, "%sx\t1\t0.5\tEUR\tminute\ton-demand\t2026-11\tus\tme\n",
              prices_hdr);
     put(dir, "prices.tsv", text);
-    put(models, "bad.json", "{\n  \"vramfit\": [\n");
+    put(dir, "models.tsv",
+        "id\talias\tname\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\t../etc/passwd\t?\tme\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
-    assert_non_null(strstr(err.msg, "models/bad.json:3:"));
+    assert_non_null(strstr(err.msg, "models.tsv:2: column 'file' is '../etc/passwd'"));
 
-    /* and a good one opens */
-    put(models, "bad.json", "{\"vramfit\": {\"id\": \"me/tiny\", \"alias\": \"tiny\"}}");
+    /* two rows with one alias */
+    put(dir, "models.tsv",
+        "id\talias\tname\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\tmodels/bad.json\t?\tme\n"
+        "me/other\ttiny\tOther\tmodels/bad.json\t?\tme\n");
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "models.tsv:3: model 'tiny' is also on line 2"));
+
+    /* a model file that is not JSON: the catalog opens; resolving it names the file and line */
+    put(dir, "models.tsv",
+        "id\talias\tname\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\tmodels/bad.json\t?\tme\n");
+    put(models, "bad.json", "{\n  \"model_type\": [\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_OK);
     assert_u64(c->n_gpus, 1);
     assert_string_equal(c->models[0].id, "me/tiny");
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_model m;
+    assert_int_equal(vf_model_resolve(a, c, "tiny", &m, &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "models/bad.json"));
+    assert_non_null(strstr(err.msg, "line 3"));
+    vf_arena_close(a);
     vf_catalog_close(c);
 
     assert_int_equal(vf_catalog_open(&c, "/nonexistent/dir", &err), VF_ENOENT);
@@ -384,11 +436,11 @@ static void errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(embedded_counts), cmocka_unit_test(gpus_match_reference),
-        cmocka_unit_test(usable_anchors),  cmocka_unit_test(default_offers),
-        cmocka_unit_test(lookups),         cmocka_unit_test(tsv_reader),
+        cmocka_unit_test(embedded_counts),  cmocka_unit_test(gpus_match_reference),
+        cmocka_unit_test(usable_anchors),   cmocka_unit_test(default_offers),
+        cmocka_unit_test(lookups),          cmocka_unit_test(tsv_reader),
         cmocka_unit_test(corrupt_data_dir), cmocka_unit_test(fake_gpus),
-        cmocka_unit_test(arena_limit),     cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(arena_limit),      cmocka_unit_test(allocation_failures),
         cmocka_unit_test(errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,24 +7,35 @@
 
 #include "internal.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Loads data/models/<alias>.json into *m (arena *a stays open for the caller). */
+/* The embedded catalog, opened once. */
+static struct vf_catalog *catalog(void)
+{
+    static struct vf_catalog *c;
+    struct vf_error err = {0};
+    if (!c && vf_catalog_open(&c, NULL, &err))
+        fail_msg("%s", err.msg);
+    return c;
+}
+
+/* Reads the catalog's config file of model `alias` with the config reader, as a user's
+ * config.json would be read (arena *a stays open for the caller). */
 static struct vf_arena *load(const char *alias, struct vf_model *m)
 {
     struct vf_arena *a = vf_arena_open(0);
     struct vf_error err = {0};
-    char path[256], *text;
+    const struct vf_catalog_model *cm = vf_catalog_model(catalog(), alias);
     size_t len;
 
     assert_non_null(a);
-    snprintf(path, sizeof(path), "data/models/%s.json", alias);
-    if (vf__read_file(a, path, VF_MAX_CONFIG_JSON_BYTES, &text, &len, &err) ||
-        vf_model_from_config(a, text, len, path, m, &err)) {
-        fprintf(stderr, "%s: %s\n", path, err.msg);
+    if (!cm)
+        fail_msg("no catalog model %s", alias);
+    const char *text = vf_catalog_file(a, catalog(), cm->file, &len, &err);
+    if (!text || vf_model_from_config(a, text, len, cm->file, m, &err)) {
+        fprintf(stderr, "%s: %s\n", cm->file, err.msg);
         fail();
     }
     return a;
@@ -49,8 +60,8 @@ static void test_exact_counts(void **state)
     } cases[] = {
         /* 32 x 218,112,000 per layer + 2 x 128256 x 4096 embed/head + 4096 final norm */
         {"llama-3.1-8b", 8030261248ull},
-        {"llama-3.2-1b", 1235814400ull}, /* tied embeddings, head_dim 64 */
-        {"gemma-3-1b", 999885952ull},    /* 4 norms/layer + q/k norms, tied */
+        {"llama-3.2-1b", 1235814400ull},                  /* tied embeddings, head_dim 64 */
+        {"gemma-3-1b", 999885952ull},                     /* 4 norms/layer + q/k norms, tied */
         {"deepseek-r1-distill-qwen-32b", 32763876352ull}, /* qwen2: q/k/v biases */
     };
     (void)state;
@@ -99,31 +110,35 @@ static void test_kv_mla(void **state)
     vf_arena_close(a);
 }
 
-/* Looks up our catalog file whose vramfit.id is id; NULL when none. */
+/* The alias of the catalog model with HF id `id`; NULL when none. */
 static const char *alias_of(const char *id, char *buf, size_t cap)
 {
-    DIR *d = opendir("data/models");
-    struct dirent *e;
-    const char *found = NULL;
-
-    if (!d)
+    const struct vf_catalog_model *cm = vf_catalog_model(catalog(), id);
+    if (!cm || !cm->alias)
         return NULL;
-    while (!found && (e = readdir(d))) {
-        char path[512];
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".json"))
+    snprintf(buf, cap, "%s", cm->alias);
+    return buf;
+}
+
+/* models.tsv's params_ref (the published exact count) agrees with the count computed from
+ * each config (F-PAR-01). */
+static void test_params_ref(void **state)
+{
+    (void)state;
+    struct vf_catalog *c = catalog();
+    size_t checked = 0;
+    for (size_t i = 0; i < c->n_models; i++) {
+        if (c->models[i].params_ref == VF_UNKNOWN)
             continue;
-        snprintf(path, sizeof(path), "data/models/%s", e->d_name);
-        json_t *j = json_load_file(path, 0, NULL);
-        const char *jid = json_string_value(json_object_get(json_object_get(j, "vramfit"), "id"));
-        if (jid && strcmp(jid, id) == 0) {
-            snprintf(buf, cap, "%.*s", (int)(n - 5), e->d_name);
-            found = buf;
-        }
-        json_decref(j);
+        struct vf_model m;
+        struct vf_arena *a = load(c->models[i].alias, &m);
+        if (m.params != c->models[i].params_ref)
+            fail_msg("%s: %llu params computed, %llu published", c->models[i].id,
+                     (unsigned long long)m.params, (unsigned long long)c->models[i].params_ref);
+        checked++;
+        vf_arena_close(a);
     }
-    closedir(d);
-    return found;
+    assert_true(checked >= 4); /* Llama-3.1-8B, Llama-3.2-1B, gemma-3-1b, R1-Distill-32B */
 }
 
 /* F-PAR-01, F-PAR-02, F-KV-01/02 against every model of the reference list. */
@@ -137,7 +152,8 @@ static void test_reference(void **state)
         printf("# skip: ../shared/reference/models-llm.json not found\n");
         return;
     }
-    json_array_foreach(ref, i, r) {
+    json_array_foreach(ref, i, r)
+    {
         const char *id = json_string_value(json_object_get(r, "id"));
         json_t *pt = json_object_get(r, "params_total_computed");
         json_t *pa = json_object_get(r, "params_active_computed");
@@ -159,8 +175,8 @@ static void test_reference(void **state)
             bad++;
         }
         if (json_is_integer(pa) && (uint64_t)json_integer_value(pa) != m.params_active) {
-            printf("# %s: active %llu, reference %lld\n", id,
-                   (unsigned long long)m.params_active, (long long)json_integer_value(pa));
+            printf("# %s: active %llu, reference %lld\n", id, (unsigned long long)m.params_active,
+                   (long long)json_integer_value(pa));
             bad++;
         }
         if (json_is_integer(kv) && (uint64_t)json_integer_value(kv) != kvb) {
@@ -203,8 +219,8 @@ static void test_groups(void **state)
     assert_u64(sum, m.params);
     assert_u64(exp, 24ull * 32 * 2880 * 2880);
     assert_int_equal(m.native.dtype, VF_DT_MXFP4);
-    assert_int_equal(m.native.classes, 1u << VF_T_FFN_GATE_EXP | 1u << VF_T_FFN_UP_EXP |
-                                           1u << VF_T_FFN_DOWN_EXP);
+    assert_int_equal(m.native.classes,
+                     1u << VF_T_FFN_GATE_EXP | 1u << VF_T_FFN_UP_EXP | 1u << VF_T_FFN_DOWN_EXP);
     assert_string_equal(vf_tclass_name(VF_T_FFN_DOWN_EXP), "ffn_down_exps");
     vf_arena_close(a);
 }
@@ -286,9 +302,9 @@ static void test_malformed(void **state)
     assert_int_equal(parse_text("{" BASE "\"num_attention_heads\": 32}", &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "missing num_hidden_layers"));
 
-    assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 0}",
-                                &err),
-                     VF_EFORMAT);
+    assert_int_equal(
+        parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 0}", &err),
+        VF_EFORMAT);
     assert_non_null(strstr(err.msg, "num_attention_heads must be at least 1"));
 
     assert_int_equal(parse_text("{" BASE "\"num_hidden_layers\": 2, \"num_attention_heads\": 32,"
@@ -353,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_kv_mla),       cmocka_unit_test(test_reference),
         cmocka_unit_test(test_groups),       cmocka_unit_test(test_layer_kinds),
         cmocka_unit_test(test_malformed),    cmocka_unit_test(test_lenient),
+        cmocka_unit_test(test_params_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

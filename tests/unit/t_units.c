@@ -17,8 +17,8 @@ static void parse_sizes(void **state)
 {
     (void)state;
     assert_u64(bytes("24GiB"), 24ULL << 30);
-    assert_u64(bytes("24G"), 24ULL << 30);       /* bare G is binary, as PyTorch prints */
-    assert_u64(bytes("24GB"), 24000000000ULL);   /* GB is SI */
+    assert_u64(bytes("24G"), 24ULL << 30);     /* bare G is binary, as PyTorch prints */
+    assert_u64(bytes("24GB"), 24000000000ULL); /* GB is SI */
     assert_u64(bytes("24576MiB"), 24576ULL << 20);
     assert_u64(bytes("1024"), 1024);
     assert_u64(bytes("512 KiB"), 512 * 1024);
