@@ -436,11 +436,17 @@ static void errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(embedded_counts),  cmocka_unit_test(gpus_match_reference),
-        cmocka_unit_test(usable_anchors),   cmocka_unit_test(default_offers),
-        cmocka_unit_test(lookups),          cmocka_unit_test(tsv_reader),
-        cmocka_unit_test(corrupt_data_dir), cmocka_unit_test(fake_gpus),
-        cmocka_unit_test(arena_limit),      cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(embedded_counts),
+        cmocka_unit_test(models_index),
+        cmocka_unit_test(gpus_match_reference),
+        cmocka_unit_test(usable_anchors),
+        cmocka_unit_test(default_offers),
+        cmocka_unit_test(lookups),
+        cmocka_unit_test(tsv_reader),
+        cmocka_unit_test(corrupt_data_dir),
+        cmocka_unit_test(fake_gpus),
+        cmocka_unit_test(arena_limit),
+        cmocka_unit_test(allocation_failures),
         cmocka_unit_test(errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
