@@ -73,6 +73,18 @@ static enum vf_err need_cols(const struct vf__tsv *t, const char *const *cols, s
     return VF_OK;
 }
 
+/* Reads catalog file `name` as a TSV table that must have the columns `cols`. */
+static enum vf_err load_table(struct vf_catalog *c, const char *name, const char *const *cols,
+                              struct vf__tsv *t, struct vf_error *err)
+{
+    size_t len;
+    const char *text = vf_catalog_file(c->arena, c, name, &len, err);
+    if (!text)
+        return err ? err->code : VF_ENOENT;
+    enum vf_err rc = vf__tsv_parse(c->arena, text, len, name, t, err);
+    return rc ? rc : need_cols(t, cols, err);
+}
+
 static enum vf_err u64_field(const struct row_ctx *r, const char *col, bool unknown_ok,
                              uint64_t *out)
 {
@@ -106,13 +118,9 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct vf_error *err)
                                        "smi_mib", "usable_bytes", "usable_kind", "bandwidth_gbps",
                                        "arch",    "cc",           "bf16",        "fp8",
                                        "fp4",     "source",       NULL};
-    size_t len;
-    const char *text = vf_catalog_file(c->arena, c, "gpus.tsv", &len, err);
-    if (!text)
-        return err ? err->code : VF_ENOENT;
     struct vf__tsv t;
-    enum vf_err rc = vf__tsv_parse(c->arena, text, len, "gpus.tsv", &t, err);
-    if (rc || (rc = need_cols(&t, cols, err)))
+    enum vf_err rc = load_table(c, "gpus.tsv", cols, &t, err);
+    if (rc)
         return rc;
     c->gpus = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->gpus);
     if (!c->gpus)
@@ -166,13 +174,9 @@ static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
 {
     static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
                                        "kind", "as_of", "provider",       "source",   NULL};
-    size_t len;
-    const char *text = vf_catalog_file(c->arena, c, "prices.tsv", &len, err);
-    if (!text)
-        return err ? err->code : VF_ENOENT;
     struct vf__tsv t;
-    enum vf_err rc = vf__tsv_parse(c->arena, text, len, "prices.tsv", &t, err);
-    if (rc || (rc = need_cols(&t, cols, err)))
+    enum vf_err rc = load_table(c, "prices.tsv", cols, &t, err);
+    if (rc)
         return rc;
     c->offers = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->offers);
     if (!c->offers)
@@ -219,13 +223,9 @@ static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
 static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
 {
     static const char *const cols[] = {"id", "alias", "name", "file", "params_ref", "source", NULL};
-    size_t len;
-    const char *text = vf_catalog_file(c->arena, c, "models.tsv", &len, err);
-    if (!text)
-        return err ? err->code : VF_ENOENT;
     struct vf__tsv t;
-    enum vf_err rc = vf__tsv_parse(c->arena, text, len, "models.tsv", &t, err);
-    if (rc || (rc = need_cols(&t, cols, err)))
+    enum vf_err rc = load_table(c, "models.tsv", cols, &t, err);
+    if (rc)
         return rc;
     c->models = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->models);
     if (!c->models)
