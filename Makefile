@@ -10,7 +10,7 @@
 CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
 DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev \
-            libcmocka-dev libncurses-dev clang-format cppcheck
+            libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev
 B       := build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
 CFLAGS  ?= -O2 -g
@@ -28,9 +28,15 @@ LIB_OBJ  := $(LIB_SRC:src/lib/%.c=$(B)/lib/%.o) $(B)/lib/embedded_data.o
 CLI_OBJ  := $(CLI_SRC:src/cli/%.c=$(B)/cli/%.o)
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_OBJ := $(LIB_SRC:src/lib/%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/embedded_data.o
+FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
+               -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_SECONDS ?= 300
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps run test unit golden lint fmt bench clean
+.PHONY: all deps run test unit golden lint fmt bench clean fuzz fuzz-smoke
 all: deps-quiet $(B)/vramfit
 
 # --- dependencies: Debian packages, installed when we are root -----------------
@@ -48,7 +54,8 @@ $(B)/lib/embedded_data.o: $(B)/lib/embedded_data.c
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
 # --- library and CLI -----------------------------------------------------------
-$(B)/lib/%.o: src/lib/%.c include/vramfit.h src/lib/internal.h | $(B)/lib
+LIB_HDR  := include/vramfit.h $(wildcard src/lib/*.h)
+$(B)/lib/%.o: src/lib/%.c $(LIB_HDR) | $(B)/lib
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/libvramfit.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -62,7 +69,7 @@ $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h | $(B)/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
 	  $(PKG_LIBS) $$(pkg-config --libs cmocka) -lm
 
-test: deps $(B)/vramfit $(UNIT_BIN)
+test: deps $(B)/vramfit $(UNIT_BIN) $(FUZZ_BIN)
 	@sh tests/run.sh $(B) $(UNIT_BIN)
 unit: $(UNIT_BIN)
 	@sh tests/run.sh --unit-only $(B) $(UNIT_BIN)
@@ -70,6 +77,18 @@ golden: $(B)/vramfit
 	@sh tests/run.sh --golden-only $(B)
 golden-update: $(B)/vramfit
 	@sh tests/golden/run.sh --update $(B)/vramfit
+
+# --- fuzzing: libFuzzer + ASan/UBSan; `make test` runs each target briefly -------------
+$(B)/fuzz/obj/%.o: src/lib/%.c $(LIB_HDR) | $(B)/fuzz/obj
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(B)/fuzz/obj/embedded_data.o: $(B)/lib/embedded_data.c | $(B)/fuzz/obj
+	clang $(FUZZ_CFLAGS) -c -o $@ $<
+$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
+fuzz: deps $(FUZZ_BIN)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+fuzz-smoke: deps $(FUZZ_BIN)
+	@sh tests/fuzz/run.sh 5 $(FUZZ_BIN)
 
 run: deps $(B)/vramfit
 	$(B)/vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4
@@ -86,7 +105,7 @@ lint: deps
 fmt:
 	clang-format -i $(SRC_ALL)
 
-$(B) $(B)/lib $(B)/cli $(B)/tests:
+$(B) $(B)/lib $(B)/cli $(B)/tests $(B)/fuzz/obj:
 	@mkdir -p $@
 clean:
 	rm -rf $(B)

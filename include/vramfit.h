@@ -207,6 +207,10 @@ enum vf_err vf_kv_dtype_parse(const char *s, enum vf_dtype *out, struct vf_error
 
 /* ------------------------------------------------------------------- models */
 
+/* What a workload does: LLM inference, training/fine-tuning, image or video generation. */
+enum vf_task { VF_TASK_INFER = 0, VF_TASK_TRAIN, VF_TASK_IMAGE, VF_TASK_VIDEO };
+const char *vf_task_name(enum vf_task t);
+
 enum vf_provenance {
     VF_PROV_EXACT = 0, /* from the weights' own headers */
     VF_PROV_CONFIG,    /* from a config.json */
@@ -260,16 +264,25 @@ struct vf_tgroup {
     uint64_t n_params;  /* elements in the group */
     uint64_t row_elems; /* length of the rows that quantization blocks run along */
     uint32_t n_tensors; /* tensors folded into the group (experts count one each) */
+    /* Bytes as a file stores the group (GGUF, safetensors); 0 = not read from a file.
+     * The native scheme (VF_QK_NATIVE) counts these when set. */
+    uint64_t stored_bytes;
 };
 
 #define VF_MAX_LAYERS 1024
 
+/* An image or video generation pipeline (transformer/UNet, text encoders, VAE). */
+struct vf_pipeline;
+struct vf_tensor_info;
+
 struct vf_model {
-    const char *id;         /* "meta-llama/Llama-3.1-8B-Instruct" or the path given */
-    const char *name;       /* "Llama 3.1 8B Instruct" */
-    const char *alias;      /* "llama-3.1-8b" or NULL */
-    const char *model_type; /* HF model_type: "llama", "qwen3_moe", ... */
-    const char *source;     /* where the numbers came from (file, catalog file) */
+    const char *id;                     /* "meta-llama/Llama-3.1-8B-Instruct" or the path given */
+    enum vf_task task;                  /* what the model does by default: infer, image, video */
+    const struct vf_pipeline *pipeline; /* image/video models; NULL for LLMs */
+    const char *name;                   /* "Llama 3.1 8B Instruct" */
+    const char *alias;                  /* "llama-3.1-8b" or NULL */
+    const char *model_type;             /* HF model_type: "llama", "qwen3_moe", ... */
+    const char *source;                 /* where the numbers came from (file, catalog file) */
     enum vf_provenance provenance;
 
     uint32_t n_layers;
@@ -309,6 +322,9 @@ struct vf_model {
     enum vf_dtype native_dtype; /* torch_dtype: BF16/F16/F32 */
     /* Weight bytes read from the files themselves (VF_UNKNOWN when not read). */
     uint64_t exact_weight_bytes;
+    /* The tensors of the files read (GGUF, safetensors); NULL when none was read. */
+    const struct vf_tensor_info *tensors;
+    size_t n_tensors;
 };
 
 /* ---------------------------------------------------------------- catalog */
@@ -347,6 +363,7 @@ struct vf_catalog_model {
     const char *name;
     const char *file;    /* "models/llama-3.1-8b.json" */
     uint64_t params_ref; /* the published exact parameter count, VF_UNKNOWN if none */
+    enum vf_task task;   /* infer (an LLM config) or image/video (a pipeline file) */
 };
 
 struct vf_catalog {
@@ -404,12 +421,34 @@ uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t 
 
 /* ------------------------------------------------------ workload, estimate */
 
-enum vf_task { VF_TASK_INFER = 0, VF_TASK_TRAIN, VF_TASK_IMAGE, VF_TASK_VIDEO };
-const char *vf_task_name(enum vf_task t);
+/* Training (--task train): the method, optimizer and parallelism of a fine-tuning run. */
+enum vf_train_method { VF_TRAIN_FULL = 0, VF_TRAIN_LORA, VF_TRAIN_QLORA };
+enum vf_optimizer { VF_OPT_ADAMW = 0, VF_OPT_ADAMW8BIT, VF_OPT_SGD };
+/* ZeRO stage; AUTO (zero-initialized) = stage 3 (FSDP full shard) on several GPUs. */
+enum vf_zero { VF_ZERO_AUTO = 0, VF_ZERO_0, VF_ZERO_1, VF_ZERO_2, VF_ZERO_3 };
+const char *vf_train_method_name(enum vf_train_method m);
+const char *vf_optimizer_name(enum vf_optimizer o);
+
+struct vf_train_opts {
+    enum vf_train_method method;
+    enum vf_optimizer optimizer;
+    uint32_t batch;          /* micro-batch per GPU; 0 = 1 (sequence length: ctx_tokens) */
+    bool grad_checkpointing; /* full activation recomputation */
+    uint32_t lora_rank;      /* 0 = 16 */
+    enum vf_zero zero;       /* sharding over several GPUs */
+};
+
+/* Image and video generation (--task image|video). 0 = the pipeline's default. */
+struct vf_diffusion_opts {
+    uint32_t width, height; /* pixels */
+    uint32_t frames;        /* video frames (1 for images) */
+    uint32_t batch;         /* images/videos generated at once */
+    bool tiled_vae;         /* VAE Decode (Tiled) */
+};
 
 struct vf_workload {
     enum vf_task task;
-    const char *engine;      /* "generic", "vllm", ... (NULL = "generic") */
+    const char *engine;      /* NULL: the task's default engine (generic, pytorch, comfyui) */
     uint64_t ctx_tokens;     /* per sequence; 0 = the model's maximum context */
     uint64_t users;          /* concurrent sequences; 0 = 1 */
     struct vf_quant weights; /* kind VF_QK_NATIVE = the checkpoint's own */
@@ -417,6 +456,8 @@ struct vf_workload {
     uint32_t gpus;           /* cards the model is split over; 0 = 1 */
     uint64_t usable_bytes;   /* per card; VF_UNKNOWN/0 when no card is given */
     bool no_upgrade;         /* pick: do not look for the 8-bit alternative */
+    struct vf_train_opts train;
+    struct vf_diffusion_opts diffusion;
 };
 
 #define VF_MAX_COMPONENTS  16
@@ -450,12 +491,19 @@ struct vf_estimate {
     uint64_t host_bytes;
     const char *assumptions[VF_MAX_ASSUMPTIONS];
     size_t n_assumptions;
+    /* task extras (JSON "train" / "diffusion" objects) */
+    uint64_t trainable_params; /* train */
+    struct vf_train_opts train;
+    uint64_t diffusion_tokens; /* image/video: tokens the transformer attends over */
+    const char *peak_phase;    /* image/video: "denoise", "vae_decode", ... */
+    struct vf_diffusion_opts diffusion;
 };
 
 /* One engine: every estimator sits behind this table (issue 4 adds more rows). */
 struct vf_engine {
     const char *name;    /* "generic" */
     const char *version; /* the engine version it models, "" for generic */
+    unsigned tasks;      /* bit (1u << enum vf_task) for each task it estimates */
     /* Can the model be split over n cards by this engine? If not, *why is set. */
     bool (*can_split)(const struct vf_model *m, uint32_t n, const char **why);
     enum vf_err (*estimate)(struct vf_arena *a, const struct vf_model *m,
@@ -464,6 +512,9 @@ struct vf_engine {
 };
 /* The engine by name (case-insensitive, "llama.cpp" = "llamacpp"); NULL when unknown. */
 const struct vf_engine *vf_engine_find(const char *name);
+/* The workload's engine: w->engine, or the task's default; NULL (and err) when the named
+ * engine is unknown or does not estimate that task. */
+const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_error *err);
 /* All engines, for help texts. */
 const struct vf_engine *const *vf_engines(size_t *n);
 
@@ -481,13 +532,14 @@ struct vf_fit {
     int64_t headroom_bytes;  /* usable - total; negative = short by */
     uint64_t max_ctx_tokens; /* largest ctx that fits at the asked users (0 none, VF_UNKNOWN n/a) */
     uint64_t max_users;      /* largest users at the asked ctx (0 none, VF_UNKNOWN n/a) */
+    uint64_t max_batch;      /* train, image, video: largest batch (0 none, VF_UNKNOWN n/a) */
     const char *why_not;     /* when the engine cannot split over count cards */
 };
 
 /*
- * Does the workload fit `count` cards of usable_bytes each? Also solves the largest
- * context and the largest number of users that fit (F-FIT-01, bisection; estimators are
- * monotone in both).
+ * Does the workload fit `count` cards of usable_bytes each? Also solves what the task has
+ * (F-FIT-01; estimators are monotone in each): inference the largest context and number of
+ * users, training the largest sequence and micro-batch, image/video the largest batch.
  */
 enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                    const char *gpu, uint64_t usable_bytes, uint32_t count, struct vf_fit *out,
@@ -536,6 +588,86 @@ unsigned vf_quant_bits(const struct vf_quant *q);
 enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
                     const struct vf_workload *w, const char *currency, struct vf_pick *out,
                     struct vf_error *err);
+
+/* ------------------------------------------------------------ model files */
+
+/*
+ * A byte source the readers pull headers from: a file (pread), a memory buffer, or (issue 3)
+ * HTTP range requests. read() fills buf with up to n bytes at offset off and sets *got; a
+ * short read means end of data. size is the total length, or VF_UNKNOWN.
+ */
+struct vf_reader {
+    enum vf_err (*read)(void *ud, uint64_t off, void *buf, size_t n, size_t *got,
+                        struct vf_error *err);
+    void *ud;
+    uint64_t size;
+    const char *name; /* for messages: the path or URL */
+    int fd;           /* vf_reader_open_file's descriptor, -1 otherwise */
+    void *mem[2];     /* vf_reader_mem's state */
+};
+/* A reader over a file; close with vf_reader_close(). */
+enum vf_err vf_reader_open_file(struct vf_reader *r, const char *path, struct vf_error *err);
+/* A reader over memory (not copied; must outlive the reader). */
+void vf_reader_mem(struct vf_reader *r, const void *data, size_t len, const char *name);
+void vf_reader_close(struct vf_reader *r);
+
+/* One tensor of a GGUF or safetensors header. */
+struct vf_tensor_info {
+    const char *name;
+    uint32_t n_dims;
+    uint64_t dims[8];     /* GGUF: ne[0] first (the row length); safetensors: shape order */
+    int ggml_type;        /* GGUF type id; -1 for safetensors */
+    const char *st_dtype; /* safetensors dtype ("BF16", "I32", ...); NULL for GGUF */
+    uint64_t n_elems;     /* logical parameters (packed 4-bit in I32 counts 8 per element) */
+    uint64_t bytes;       /* as stored */
+    uint64_t offset;      /* in the data section (GGUF) or the file (safetensors) */
+    int32_t layer;        /* blk.N / layers.N, -1 outside layers */
+    enum vf_tclass cls;
+};
+
+struct vf_gguf_kv; /* one metadata pair, internal to read_gguf.c */
+
+struct vf_gguf {
+    uint32_t version;
+    uint64_t n_kv, n_tensors;
+    uint64_t alignment;
+    uint64_t header_bytes;          /* up to the aligned start of the tensor data */
+    const char *arch;               /* general.architecture */
+    const char *name;               /* general.name or NULL */
+    int file_type;                  /* general.file_type (llama.cpp ftype), -1 if absent */
+    uint32_t split_no, split_count; /* split.no / split.count (0/1 when not split) */
+    struct vf_tensor_info *tensors;
+    const struct vf_gguf_kv *kv;
+    uint64_t weight_bytes; /* sum of the tensors' bytes */
+};
+
+/* Reads a GGUF header (metadata and tensor infos, never the weights) from r. Large arrays
+ * (tokenizer vocabularies) are skipped while streaming. Errors name the byte offset. */
+enum vf_err vf_gguf_read(struct vf_arena *a, struct vf_reader *r, struct vf_gguf *out,
+                         struct vf_error *err);
+/* Metadata lookups on a read header: integer (also from a per-layer array's first element
+ * when `layer` >= 0), string. Return false when the key is absent or of another type. */
+bool vf_gguf_get_u64(const struct vf_gguf *g, const char *key, int layer, uint64_t *out);
+bool vf_gguf_get_str(const struct vf_gguf *g, const char *key, const char **out);
+/* Length of an array value (tokenizer.ggml.tokens -> the vocabulary size). */
+bool vf_gguf_get_array_len(const struct vf_gguf *g, const char *key, uint64_t *out);
+/* The architecture fields of a GGUF header as a struct vf_model (provenance EXACT; groups
+ * and weight bytes from the tensors, per layer). */
+enum vf_err vf_model_from_gguf(struct vf_arena *a, const struct vf_gguf *g, const char *origin,
+                               struct vf_model *out, struct vf_error *err);
+
+struct vf_safetensors {
+    uint64_t header_len; /* the JSON header's length (after the 8-byte prefix) */
+    size_t n_tensors;
+    struct vf_tensor_info *tensors;
+    uint64_t weight_bytes;
+    uint64_t params;             /* logical parameters, packed 4-bit storage counted per element */
+    const char *metadata_format; /* __metadata__.format or NULL */
+};
+
+/* Reads a safetensors header (8-byte length + JSON, bounded by the format's 100 MiB cap). */
+enum vf_err vf_safetensors_read(struct vf_arena *a, struct vf_reader *r, struct vf_safetensors *out,
+                                struct vf_error *err);
 
 /* ---------------------------------------------------------------- GPU probe */
 
@@ -592,6 +724,10 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                           const struct vf_workload *w, double hours,
                           const struct vf_render_opts *o);
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* What a model holds (vramfit inspect): architecture, parameters, weights, KV per token. */
+char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
+                             const struct vf_render_opts *o);
+char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m);
 
 #ifdef __cplusplus
 }

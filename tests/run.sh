@@ -28,6 +28,17 @@ if [ "$mode" != golden ]; then
         failed=$((failed + f))
     done
 fi
+if [ "$mode" = all ] && [ -d "$build/fuzz" ]; then
+    # a short fuzz smoke run of every libFuzzer target (make fuzz runs them long)
+    for f in "$build"/fuzz/fuzz_*; do
+        [ -x "$f" ] || continue
+        if sh tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" "$f"; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+        fi
+    done
+fi
 if [ "$mode" != unit ]; then
     res=$(sh tests/golden/run.sh "$build/vramfit")
     printf '%s\n' "$res" | grep -v '^golden: '

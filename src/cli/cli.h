@@ -36,6 +36,7 @@ struct cli_opts {
     const char *ctx_flag;        /* the spelling that set the context, for the assumptions */
     uint64_t llamacpp_total_ctx; /* -c as llama.cpp means it: ctx x users */
     const char *ctv;             /* -ctv value, must match -ctk */
+    bool task_set;               /* --task given; else the model's own task */
 };
 
 /* Parses argv[1..] (argv[0] is the subcommand). `allow` is a bit set of CLI_OPT_*.
@@ -59,12 +60,16 @@ struct cli_card {
 int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struct cli_opts *o,
                      struct cli_card *out);
 
+/* Adds to e's assumptions what the CLI decided from the flags' spellings (llama.cpp -c). */
+void cli_note_flags(struct vf_arena *a, const struct cli_opts *o, struct vf_estimate *e);
+
 /* Writes text to stdout; returns EXIT_ERR when it could not. */
 int cli_print(const char *text);
 
 int cmd_estimate(int argc, char **argv);
 int cmd_pick(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 /* The help text of a subcommand (NULL for an unknown one). */

@@ -31,6 +31,8 @@ int cmd_estimate(int argc, char **argv)
         rc = cli_lib_error(&err);
         goto out;
     }
+    if (!o.task_set)
+        o.w.task = m.task;
     if (o.gpu) {
         if ((rc = cli_resolve_card(a, cat, &o, &card)))
             goto out;
@@ -46,6 +48,7 @@ int cmd_estimate(int argc, char **argv)
             rc = EXIT_NO;
         goto out;
     }
+    cli_note_flags(a, &o, &e);
     if (o.gpu && vf_fit(a, &m, &o.w, card.name, card.usable_bytes, card.count, &fit, &err)) {
         rc = cli_lib_error(&err);
         goto out;

@@ -13,6 +13,7 @@ static const char main_help[] =
     "commands:\n"
     "  estimate MODEL [flags]   memory breakdown; with --gpu: fits or not, largest ctx/users\n"
     "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
+    "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
     "  catalog models|gpus      the built-in models and cards (--json)\n"
     "  help [COMMAND]           this text, or a command's flags\n"
     "\n"
@@ -62,6 +63,13 @@ static const char pick_help[] =
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
 
+static const char inspect_help[] =
+    "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"
+    "\n"
+    "What a model holds: architecture (layers, heads, KV heads, MLA, experts, sliding and\n"
+    "recurrent layers), parameters (total and active), weight bytes as stored, KV cache per\n"
+    "token, context length, and where each number came from (exact, config, catalog).\n";
+
 static const char catalog_help[] =
     "usage: vramfit catalog models|gpus [--json] [--data-dir DIR]\n"
     "\n"
@@ -78,6 +86,8 @@ const char *cli_help_text(const char *cmd)
         return pick_help;
     if (!strcmp(cmd, "catalog"))
         return catalog_help;
+    if (!strcmp(cmd, "inspect"))
+        return inspect_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;
@@ -89,7 +99,7 @@ int cmd_help(int argc, char **argv)
         return cli_print(main_help);
     const char *t = cli_help_text(argv[1]);
     if (!t) {
-        cli_error("no help for '%s' (commands: estimate, pick, catalog)", argv[1]);
+        cli_error("no help for '%s' (commands: estimate, pick, inspect, catalog)", argv[1]);
         return EXIT_USAGE;
     }
     return cli_print(t);

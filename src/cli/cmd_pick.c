@@ -25,11 +25,17 @@ int cmd_pick(int argc, char **argv)
     rc = EXIT_ERR;
     if (!a)
         goto out;
-    if (vf_model_resolve(a, cat, o.model, &m, &err) || vf_estimate(a, &m, &o.w, &e, &err) ||
-        vf_pick(a, cat, &m, &o.w, o.currency, &p, &err)) {
+    if (vf_model_resolve(a, cat, o.model, &m, &err)) {
         rc = cli_lib_error(&err);
         goto out;
     }
+    if (!o.task_set)
+        o.w.task = m.task;
+    if (vf_estimate(a, &m, &o.w, &e, &err) || vf_pick(a, cat, &m, &o.w, o.currency, &p, &err)) {
+        rc = cli_lib_error(&err);
+        goto out;
+    }
+    cli_note_flags(a, &o, &e);
     struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
     if (o.json)
         rc = cli_print(vf_render_pick_json(a, &e, &p, &o.w));

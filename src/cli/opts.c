@@ -89,7 +89,7 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
 {
     memset(o, 0, sizeof *o);
     o->w.task = VF_TASK_INFER;
-    o->w.engine = "generic";
+    o->w.engine = NULL; /* the task's default engine */
     struct vf_error err = {0};
     uint64_t np = 0;
     for (int i = 1; i < argc; i++) {
@@ -170,6 +170,89 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             else
                 return cli_usage(cmd, "--task: unknown task '%s' (infer, train, image, video)",
                                  val);
+            o->task_set = true;
+        } else if (is(arg, NAMES("--method"), &val)) {
+            VALUE();
+            if (!strcmp(val, "full"))
+                o->w.train.method = VF_TRAIN_FULL;
+            else if (!strcmp(val, "lora"))
+                o->w.train.method = VF_TRAIN_LORA;
+            else if (!strcmp(val, "qlora"))
+                o->w.train.method = VF_TRAIN_QLORA;
+            else
+                return cli_usage(cmd, "--method: unknown method '%s' (full, lora, qlora)", val);
+        } else if (is(arg, NAMES("--optimizer", "--optim"), &val)) {
+            VALUE();
+            if (!strcmp(val, "adamw") || !strcmp(val, "adamw_torch") || !strcmp(val, "adam"))
+                o->w.train.optimizer = VF_OPT_ADAMW;
+            else if (!strcmp(val, "adamw8bit") || !strcmp(val, "adamw_bnb_8bit") ||
+                     !strcmp(val, "adamw_8bit"))
+                o->w.train.optimizer = VF_OPT_ADAMW8BIT;
+            else if (!strcmp(val, "sgd"))
+                o->w.train.optimizer = VF_OPT_SGD;
+            else
+                return cli_usage(cmd,
+                                 "--optimizer: unknown optimizer '%s' (adamw, adamw8bit "
+                                 "= adamw_bnb_8bit, sgd)",
+                                 val);
+        } else if (is(arg, NAMES("--batch", "--per-device-train-batch-size", "--batch-size"),
+                      &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 65536)
+                return cli_usage(cmd, "%s: expected a batch size from 1 to 65536", flag);
+            o->w.train.batch = (uint32_t)n;
+            o->w.diffusion.batch = (uint32_t)n;
+        } else if (is(arg, NAMES("--seq", "--seq-len", "--max-seq-length", "--cutoff-len"), &val)) {
+            VALUE();
+            if (vf_parse_tokens(val, &o->w.ctx_tokens, &err) || !o->w.ctx_tokens)
+                return cli_usage(cmd, "%s: %s", flag,
+                                 err.msg[0] ? err.msg : "the sequence must be at least 1 token");
+            o->ctx_flag = flag;
+        } else if (is(arg, NAMES("--grad-checkpointing", "--gradient-checkpointing"), &val)) {
+            if (!val && i + 1 < argc &&
+                (!strcmp(argv[i + 1], "full") || !strcmp(argv[i + 1], "none")))
+                val = argv[++i];
+            if (!val || !strcmp(val, "full") || !strcmp(val, "true") || !strcmp(val, "on"))
+                o->w.train.grad_checkpointing = true;
+            else if (!strcmp(val, "none") || !strcmp(val, "false") || !strcmp(val, "off"))
+                o->w.train.grad_checkpointing = false;
+            else
+                return cli_usage(cmd, "%s: expected full or none", flag);
+        } else if (is(arg, NAMES("--lora-rank", "--lora-r"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 65536)
+                return cli_usage(cmd, "%s: expected a rank from 1 to 65536", flag);
+            o->w.train.lora_rank = (uint32_t)n;
+        } else if (is(arg, NAMES("--zero", "--zero-stage"), &val)) {
+            VALUE();
+            if (strlen(val) != 1 || val[0] < '0' || val[0] > '3')
+                return cli_usage(cmd, "%s: expected a ZeRO stage 0, 1, 2 or 3", flag);
+            o->w.train.zero = (enum vf_zero)(VF_ZERO_0 + (val[0] - '0'));
+        } else if (is(arg, NAMES("--width"), &val) || is(arg, NAMES("--height"), &val) ||
+                   is(arg, NAMES("--frames", "--length", "--num-frames"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 16384)
+                return cli_usage(cmd, "%s: expected a whole number from 1 to 16384", flag);
+            if (!strncmp(flag, "--width", 7))
+                o->w.diffusion.width = (uint32_t)n;
+            else if (!strncmp(flag, "--height", 8))
+                o->w.diffusion.height = (uint32_t)n;
+            else
+                o->w.diffusion.frames = (uint32_t)n;
+        } else if (is(arg, NAMES("--resolution", "--size"), &val)) {
+            VALUE();
+            unsigned wd, ht;
+            char tail;
+            if (sscanf(val, "%ux%u%c", &wd, &ht, &tail) != 2 || !wd || !ht || wd > 16384 ||
+                ht > 16384)
+                return cli_usage(cmd, "%s: expected WIDTHxHEIGHT such as 1280x720", flag);
+            o->w.diffusion.width = wd;
+            o->w.diffusion.height = ht;
+        } else if (!strcmp(arg, "--vae-tiled") || !strcmp(arg, "--tiled-vae")) {
+            o->w.diffusion.tiled_vae = true;
         } else if ((allow & CLI_OPT_CARD) && is(arg, NAMES("--gpu"), &val)) {
             VALUE();
             o->gpu = val;
@@ -315,9 +398,12 @@ int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struc
         out->note = "local: CUDA's total less what other processes use now";
         return 0;
     }
+    /* a catalog card first ("4090" is a card), then a size with its unit ("23.65GiB") */
+    const struct vf_gpu_spec *g = vf_catalog_gpu(c, ref);
     uint64_t bytes;
     struct vf_error err = {0};
-    if (!vf_parse_bytes(ref, &bytes, &err)) {
+    bool has_unit = strpbrk(ref, "KkMmGgTtBb") != NULL;
+    if (!g && has_unit && !vf_parse_bytes(ref, &bytes, &err)) {
         if (bytes < (64ULL << 20))
             return cli_usage("estimate", "--gpu %s: a card of less than 64 MiB?", o->gpu);
         out->name = ref;
@@ -325,7 +411,6 @@ int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struc
         out->usable_bytes = bytes;
         return 0;
     }
-    const struct vf_gpu_spec *g = vf_catalog_gpu(c, ref);
     if (!g) {
         const struct vf_gpu_spec *near[8];
         size_t n = vf_catalog_gpu_suggest(c, ref, near, 8);
@@ -345,4 +430,18 @@ int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struc
     out->label = g->name;
     out->usable_bytes = g->usable_bytes;
     return 0;
+}
+
+void cli_note_flags(struct vf_arena *a, const struct cli_opts *o, struct vf_estimate *e)
+{
+    if (!o->llamacpp_total_ctx || e->n_assumptions >= VF_MAX_ASSUMPTIONS)
+        return;
+    const char *s = vf_arena_printf(a,
+                                    "context %llu tokens per sequence: llama.cpp's -c %llu is "
+                                    "shared by %llu slots (-np)",
+                                    (unsigned long long)o->w.ctx_tokens,
+                                    (unsigned long long)o->llamacpp_total_ctx,
+                                    (unsigned long long)(o->w.users ? o->w.users : 1));
+    if (s)
+        e->assumptions[e->n_assumptions++] = s;
 }

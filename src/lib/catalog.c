@@ -222,7 +222,8 @@ static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
  * config is parsed only when that model is resolved. */
 static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
 {
-    static const char *const cols[] = {"id", "alias", "name", "file", "params_ref", "source", NULL};
+    static const char *const cols[] = {"id",   "alias",      "name",   "task",
+                                       "file", "params_ref", "source", NULL};
     struct vf__tsv t;
     enum vf_err rc = load_table(c, "models.tsv", cols, &t, err);
     if (rc)
@@ -239,12 +240,24 @@ static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
         m->file = field(&r, "file");
         if (!strchr(m->id, '/'))
             return bad(&r, "id", "a Hugging Face id ORG/NAME");
-        size_t fl = strlen(m->file);
-        if (strncmp(m->file, "models/", 7) || fl < 13 || strcmp(m->file + fl - 5, ".json") ||
+        const char *task = field(&r, "task");
+        if (!strcmp(task, "infer"))
+            m->task = VF_TASK_INFER;
+        else if (!strcmp(task, "image"))
+            m->task = VF_TASK_IMAGE;
+        else if (!strcmp(task, "video"))
+            m->task = VF_TASK_VIDEO;
+        else
+            return bad(&r, "task", "infer, image or video");
+        /* LLM configs live in models/, pipelines in pipelines/ */
+        const char *dir = m->task == VF_TASK_INFER ? "models/" : "pipelines/";
+        size_t fl = strlen(m->file), dl = strlen(dir);
+        if (strncmp(m->file, dir, dl) || fl < dl + 6 || strcmp(m->file + fl - 5, ".json") ||
             strstr(m->file, ".."))
-            return bad(&r, "file", "models/NAME.json");
+            return bad(&r, "file",
+                       m->task == VF_TASK_INFER ? "models/NAME.json" : "pipelines/NAME.json");
         if (!c->data_dir && !embedded(m->file))
-            return bad(&r, "file", "a file that exists under data/models");
+            return bad(&r, "file", "a file that exists under data/");
         uint64_t p;
         if ((rc = u64_field(&r, "params_ref", true, &p)))
             return rc;

@@ -18,36 +18,6 @@
  * lazy module loading creates a context of a few hundred MiB). */
 #define GEN_RUNTIME_BYTES (768ULL << 20)
 
-static void assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
-    VF__PRINTF(3, 4);
-
-static void assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
-{
-    if (e->n_assumptions >= VF_MAX_ASSUMPTIONS)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    const char *s = vf_arena_strdup(a, buf);
-    if (s)
-        e->assumptions[e->n_assumptions++] = s;
-}
-
-static void add(struct vf_estimate *e, const char *name, uint64_t bytes, const char *phase,
-                const char *note)
-{
-    if (e->n_components >= VF_MAX_COMPONENTS)
-        return;
-    struct vf_component *c = &e->components[e->n_components++];
-    c->name = name;
-    c->bytes = bytes;
-    c->device = VF_DEV_ALL_GPUS;
-    c->phase = phase;
-    c->note = note;
-}
-
 /* Tensor parallelism shards attention heads: n must divide the query heads, and either
  * divide the KV heads or be a multiple of them (then KV heads are replicated). */
 static bool generic_can_split(const struct vf_model *m, uint32_t n, const char **why)
@@ -101,20 +71,21 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     enum vf_dtype act = compute_dtype(m);
     e->kv_dtype = w->kv_dtype == VF_DT_DEFAULT ? act : w->kv_dtype;
 
-    assume(a, e,
-           "engine generic: weights + KV cache + one prefill chunk of activations + "
-           "runtime overhead (F-GEN-01..05); --engine picks an engine's own logic");
+    vf__assume(a, e,
+               "engine generic: weights + KV cache + one prefill chunk of activations + "
+               "runtime overhead (F-GEN-01..05); --engine picks an engine's own logic");
     if (!w->ctx_tokens)
-        assume(a, e, "context %s tokens: the model's maximum (--ctx to change)",
-               vf_format_tokens(b1, sizeof b1, e->ctx_tokens));
+        vf__assume(a, e, "context %s tokens: the model's maximum (--ctx to change)",
+                   vf_format_tokens(b1, sizeof b1, e->ctx_tokens));
 
     /* F-GEN-01: weights, split evenly by tensor parallelism */
     e->weights_bytes = vf_model_weight_bytes(m, &e->weights);
     if (e->weights_bytes == VF_UNKNOWN)
         return vf__errf(err, VF_ERANGE, "weights of '%s' overflow 64 bits", m->id);
     uint64_t w_gpu = vf__div_ceil(e->weights_bytes, n);
-    add(e, "weights", w_gpu, NULL,
-        m->provenance == VF_PROV_EXACT ? "exact from the weights" : "from the architecture");
+    vf__add_component(e, "weights", w_gpu, NULL,
+                      m->provenance == VF_PROV_EXACT ? "exact from the weights"
+                                                     : "from the architecture");
 
     /* F-GEN-02: KV cache of every sequence; sliding layers capped at their window */
     e->kv_bytes_per_token = vf_model_kv_bytes_per_token(m, e->kv_dtype);
@@ -129,23 +100,23 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     else
         kv_gpu = vf__div_ceil(kv_all, m->n_kv_heads); /* each rank keeps one KV head */
     if (n > 1 && m->attn == VF_ATTN_MLA)
-        assume(a, e,
-               "MLA keeps one latent per token that every tensor-parallel rank holds "
-               "whole");
+        vf__assume(a, e,
+                   "MLA keeps one latent per token that every tensor-parallel rank holds "
+                   "whole");
     if (n > 1 && m->attn != VF_ATTN_MLA && m->n_kv_heads < n)
-        assume(a, e, "%u KV heads over %u GPUs: each GPU keeps a copy of one KV head",
-               m->n_kv_heads, n);
+        vf__assume(a, e, "%u KV heads over %u GPUs: each GPU keeps a copy of one KV head",
+                   m->n_kv_heads, n);
     kv_gpu = vf__sat_add(kv_gpu, vf__div_ceil(state == VF_UNKNOWN ? 0 : state, n));
-    add(e, "kv_cache", kv_gpu, NULL, NULL);
-    assume(a, e, "KV cache %s, %s B per token (%s tokens x %llu sequences)",
-           vf_dtype_name(e->kv_dtype),
-           vf_format_bytes(b1, sizeof b1, e->kv_bytes_per_token, VF_FMT_EXACT),
-           vf_format_tokens(b2, sizeof b2, e->ctx_tokens), (unsigned long long)e->users);
+    vf__add_component(e, "kv_cache", kv_gpu, NULL, NULL);
+    vf__assume(a, e, "KV cache %s, %s B per token (%s tokens x %llu sequences)",
+               vf_dtype_name(e->kv_dtype),
+               vf_format_bytes(b1, sizeof b1, e->kv_bytes_per_token, VF_FMT_EXACT),
+               vf_format_tokens(b2, sizeof b2, e->ctx_tokens), (unsigned long long)e->users);
     if (m->sliding_window && e->ctx_tokens > m->sliding_window)
-        assume(a, e, "sliding-window layers keep at most %u tokens", m->sliding_window);
+        vf__assume(a, e, "sliding-window layers keep at most %u tokens", m->sliding_window);
     if (m->recurrent_state_bytes)
-        assume(a, e, "recurrent layers keep a fixed state of %s per sequence",
-               vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
+        vf__assume(a, e, "recurrent layers keep a fixed state of %s per sequence",
+                   vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
 
     /* F-GEN-03: activations of one prefill chunk of T tokens: residual stream and norm
      * outputs (4 x hidden), q/k/v, and the FFN's gate, up and product (3 x the active FFN
@@ -169,29 +140,26 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     uint64_t seqs = e->users < GEN_SAMPLED_SEQS ? e->users : GEN_SAMPLED_SEQS;
     uint64_t logits = vf__sat_mul(vf__sat_mul(seqs, m->vocab), 4);
     uint64_t acts = vf__sat_add(vf__sat_mul(t, per_token), logits);
-    add(e, "activations", acts, "prefill", NULL);
-    assume(a, e,
-           "activations: one prefill chunk of %llu tokens (vLLM's default "
-           "max_num_batched_tokens) + fp32 logits of %llu sequences",
-           (unsigned long long)t, (unsigned long long)seqs);
+    vf__add_component(e, "activations", acts, "prefill", NULL);
+    vf__assume(a, e,
+               "activations: one prefill chunk of %llu tokens (vLLM's default "
+               "max_num_batched_tokens) + fp32 logits of %llu sequences",
+               (unsigned long long)t, (unsigned long long)seqs);
 
     /* F-GEN-04: runtime overhead per GPU */
-    add(e, "runtime_overhead", GEN_RUNTIME_BYTES, NULL, NULL);
-    assume(a, e,
-           "runtime overhead %s per GPU: CUDA context, cuBLAS workspace and allocator "
-           "slack (assumed from vLLM's non-torch memory logs)",
-           vf_format_bytes(b1, sizeof b1, GEN_RUNTIME_BYTES, VF_FMT_IEC));
+    vf__add_component(e, "runtime_overhead", GEN_RUNTIME_BYTES, NULL, NULL);
+    vf__assume(a, e,
+               "runtime overhead %s per GPU: CUDA context, cuBLAS workspace and allocator "
+               "slack (assumed from vLLM's non-torch memory logs)",
+               vf_format_bytes(b1, sizeof b1, GEN_RUNTIME_BYTES, VF_FMT_IEC));
     if (n > 1)
-        assume(a, e,
-               "split over %u GPUs by tensor parallelism: weights, KV heads and "
-               "activations divided evenly, overhead on every GPU",
-               n);
+        vf__assume(a, e,
+                   "split over %u GPUs by tensor parallelism: weights, KV heads and "
+                   "activations divided evenly, overhead on every GPU",
+                   n);
 
     /* F-GEN-05: the peak of one GPU is the sum of its components */
-    uint64_t total = 0;
-    for (size_t i = 0; i < e->n_components; i++)
-        total = vf__sat_add(total, e->components[i].bytes);
-    e->total_bytes = total;
+    e->total_bytes = vf__gpu_total(e, 0);
     e->host_bytes = 0;
     return VF_OK;
 }
@@ -199,6 +167,7 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
 const struct vf_engine vf__engine_generic = {
     .name = "generic",
     .version = "",
+    .tasks = 1u << VF_TASK_INFER,
     .can_split = generic_can_split,
     .estimate = generic_estimate,
 };

@@ -45,22 +45,28 @@ static uint64_t gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uin
     return ok;
 }
 
+enum knob_kind { KNOB_CTX, KNOB_USERS, KNOB_BATCH };
+
 struct knob {
     struct vf_arena *a;
     const struct vf_model *m;
     struct vf_workload w;
     uint64_t budget;
-    bool ctx; /* true: vary ctx_tokens; false: vary users */
+    enum knob_kind kind;
 };
 
 static bool fits_with(uint64_t v, void *ud)
 {
     struct knob *k = ud;
     struct vf_workload w = k->w;
-    if (k->ctx)
+    if (k->kind == KNOB_CTX)
         w.ctx_tokens = v;
-    else
+    else if (k->kind == KNOB_USERS)
         w.users = v;
+    else if (w.task == VF_TASK_TRAIN)
+        w.train.batch = (uint32_t)v;
+    else
+        w.diffusion.batch = (uint32_t)v;
     struct vf_estimate e;
     if (vf_estimate(k->a, k->m, &w, &e, NULL))
         return false;
@@ -77,21 +83,20 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     out->usable_bytes = usable_bytes;
     out->max_ctx_tokens = VF_UNKNOWN;
     out->max_users = VF_UNKNOWN;
+    out->max_batch = VF_UNKNOWN;
 
-    const struct vf_engine *eng = vf_engine_find(w->engine);
+    const struct vf_engine *eng = vf_engine_for(w, err);
     if (!eng)
-        return vf__errf(err, VF_EINVAL, "unknown engine '%s'", w->engine);
+        return err ? err->code : VF_EINVAL;
     const char *why = NULL;
     if (!eng->can_split(m, out->count, &why)) {
         out->why_not = why;
         out->fits = false;
         out->headroom_bytes = 0;
-        out->max_ctx_tokens = 0;
-        out->max_users = 0;
         return VF_OK;
     }
 
-    struct knob k = {a, m, *w, usable_bytes, true};
+    struct knob k = {a, m, *w, usable_bytes, KNOB_CTX};
     k.w.gpus = out->count;
     k.w.usable_bytes = usable_bytes;
     struct vf_estimate local = {0};
@@ -105,17 +110,31 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     if (!solve)
         return VF_OK;
 
-    /* F-FIT-01: the largest context at the asked users, up to the model's maximum */
+    /* F-FIT-01: image/video: the largest batch; nothing else is a simple knob */
+    if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO) {
+        k.kind = KNOB_BATCH;
+        out->max_batch = gallop(1, e.diffusion.batch ? e.diffusion.batch : 1, 4096, fits_with, &k);
+        return VF_OK;
+    }
+
+    /* F-FIT-01: the largest context (training: sequence) at the asked users (batch), up to
+     * the model's maximum */
     uint64_t max_ctx = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN ? m->max_ctx_tokens
                                                                             : VF_MAX_CTX_TOKENS;
     if (e.ctx_tokens > max_ctx)
         max_ctx = e.ctx_tokens;
-    k.ctx = true;
+    k.kind = KNOB_CTX;
     out->max_ctx_tokens = gallop(1, e.ctx_tokens, max_ctx, fits_with, &k);
-
-    /* F-FIT-01: the largest number of concurrent sequences at the asked context */
-    k.ctx = false;
     k.w.ctx_tokens = e.ctx_tokens;
+
+    if (w->task == VF_TASK_TRAIN) {
+        /* the largest micro-batch at the asked sequence */
+        k.kind = KNOB_BATCH;
+        out->max_batch = gallop(1, e.train.batch ? e.train.batch : 1, 65536, fits_with, &k);
+        return VF_OK;
+    }
+    /* F-FIT-01: the largest number of concurrent sequences at the asked context */
+    k.kind = KNOB_USERS;
     out->max_users = gallop(1, e.users, VF_MAX_USERS, fits_with, &k);
     return VF_OK;
 }

@@ -149,6 +149,23 @@ extern const struct vf__gpu_backend vf__gpu_backend_fake;
 
 /* ---------------------------------------------------------------- engines */
 
-extern const struct vf_engine vf__engine_generic;
+extern const struct vf_engine vf__engine_generic; /* est_generic.c: LLM inference */
+extern const struct vf_engine vf__engine_pytorch; /* est_train.c: training, fine-tuning */
+extern const struct vf_engine vf__engine_comfyui; /* est_diffusion.c: image and video */
+
+/* Appends a formatted assumption to e (arena-allocated; silently capped). */
+void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
+/* Appends a component on every GPU alike; returns it (NULL when the table is full). */
+struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, uint64_t bytes,
+                                       const char *phase, const char *note);
+/* The sum of the components on one GPU (VF_DEV_ALL_GPUS ones and that GPU's own). */
+uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu);
+
+/* ------------------------------------------------------------ diffusion pipelines */
+
+/* Parses a pipeline file (data/pipelines/NAME.json) into m (task image or video,
+ * m->pipeline set; provenance CATALOG). `origin` names the file in messages. */
+enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t len,
+                                   const char *origin, struct vf_model *m, struct vf_error *err);
 
 #endif /* VRAMFIT_INTERNAL_H */

@@ -1,7 +1,8 @@
 /*
  * model.c - turns a model reference into a struct vf_model. Issue 2 resolves catalog ids
- * and aliases (through the same config reader that reads users' config.json files);
- * files, folders and the hub are added by the readers of issue 3.
+ * and aliases: LLMs through the same config reader that reads users' config.json files,
+ * image/video pipelines through the pipeline reader; files, folders and the hub are added
+ * by the readers of issue 3.
  */
 #include "internal.h"
 
@@ -39,9 +40,12 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
     const char *text = vf_catalog_file(a, c, cm->file, &len, err);
     if (!text)
         return err ? err->code : VF_ENOENT;
-    enum vf_err rc = vf_model_from_config(a, text, len, cm->file, out, err);
+    enum vf_err rc = cm->task == VF_TASK_INFER
+                         ? vf_model_from_config(a, text, len, cm->file, out, err)
+                         : vf__pipeline_from_json(a, text, len, cm->file, out, err);
     if (rc)
         return rc;
+    out->task = cm->task;
     out->provenance = VF_PROV_CATALOG;
     out->source = vf_arena_printf(a, "catalog %s", cm->file);
     out->id = cm->id;

@@ -275,7 +275,7 @@ static void extra(struct extras *x, enum vf_tclass cls, int32_t l, uint64_t n, u
                   uint32_t nt)
 {
     if (n && x->n < x->cap)
-        x->g[x->n++] = (struct vf_tgroup){cls, l, n, row, nt};
+        x->g[x->n++] = (struct vf_tgroup){cls, l, n, row, nt, 0};
 }
 
 /*

@@ -77,7 +77,7 @@ static void add(struct builder *b, enum vf_tclass cls, int32_t layer, uint64_t p
         b->bad = true;
         return;
     }
-    b->g[b->n++] = (struct vf_tgroup){cls, layer, n, row_elems, n_tensors};
+    b->g[b->n++] = (struct vf_tgroup){cls, layer, n, row_elems, n_tensors, 0};
 }
 
 /* a*b with the overflow latched in the builder (the result is then meaningless). */

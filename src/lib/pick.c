@@ -12,11 +12,14 @@
 #include <string.h>
 
 /* Does the card run the weights' precision natively? *note tells why not. */
-static bool precision_ok(const struct vf_gpu_spec *g, const struct vf_quant *q, const char **note)
+static bool precision_ok(const struct vf_gpu_spec *g, const struct vf_quant *q, enum vf_task task,
+                         const char **note)
 {
     *note = NULL;
     if (q->kind == VF_QK_GGUF_FTYPE)
         return true; /* llama.cpp dequantizes on the fly on every card */
+    if (task == VF_TASK_IMAGE || task == VF_TASK_VIDEO)
+        return true; /* ComfyUI casts fp8 weights to the compute type on older cards */
     if ((q->dtype == VF_DT_FP8 || q->kind == VF_QK_FP8_BLOCK) && !g->fp8) {
         *note = "no native FP8 on this card";
         return false;
@@ -75,6 +78,8 @@ static enum vf_err try_kv_fix(struct vf_arena *a, const struct vf_model *m,
                               struct vf_pick_row *r, struct vf_error *err)
 {
     r->kv_fix = VF_DT_DEFAULT;
+    if (w->task != VF_TASK_INFER)
+        return VF_OK;
     uint32_t elems, bytes;
     vf_dtype_block(r->est.kv_dtype, &elems, &bytes);
     if (bytes * 8 / elems < 16)
@@ -127,7 +132,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
     for (size_t i = 0; i < n_cand; i++) {
         struct vf_pick_row r = cand[i];
         const char *note;
-        if (!precision_ok(r.gpu, &q, &note)) {
+        if (!precision_ok(r.gpu, &q, w->task, &note)) {
             out->n_skipped++;
             out->skipped_why = note;
             continue;
@@ -166,7 +171,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
         for (size_t j = 0; j < c->n_offers && !priced; j++)
             priced = !strcmp(c->offers[j].gpu_id, g->id);
         const char *note;
-        if (priced || !precision_ok(g, &q, &note) || w->gpus > 1)
+        if (priced || !precision_ok(g, &q, w->task, &note) || w->gpus > 1)
             continue;
         struct vf_pick_row r = {.gpu = g, .count = 1};
         enum vf_err rc =

@@ -615,6 +615,9 @@ static uint64_t group_bytes(const struct vf_model *m, const struct vf_quant *q,
         return VF_UNKNOWN;
     if (g->n_params == 0)
         return 0;
+    /* F-W-01: a group read from a file has its exact stored size under the native scheme */
+    if ((!q || q->kind == VF_QK_NATIVE) && g->stored_bytes)
+        return g->stored_bytes;
     struct geom x = geom_of(g);
     struct vf_quant plain;
     if (!q || q->kind == VF_QK_NATIVE) {

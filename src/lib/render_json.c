@@ -71,6 +71,7 @@ static json_t *fit_json(const struct vf_fit *f)
     json_object_set_new(o, "headroom_bytes", json_integer(f->headroom_bytes));
     json_object_set_new(o, "max_ctx_tokens", jbytes(f->max_ctx_tokens));
     json_object_set_new(o, "max_users", jbytes(f->max_users));
+    json_object_set_new(o, "max_batch", jbytes(f->max_batch));
     if (f->why_not)
         json_object_set_new(o, "why_not", json_string(f->why_not));
     return o;
@@ -105,10 +106,12 @@ static json_t *estimate_json(const struct vf_estimate *e)
     json_object_set_new(o, "components", comps);
     json_t *devs = json_array();
     for (uint32_t g = 0; g < e->gpus && g < 64; g++) {
-        uint64_t sum = 0;
+        /* components on every GPU alike: each GPU holds the estimate's peak (phases
+         * that do not coexist are not added up) */
+        bool uniform = true;
         for (size_t i = 0; i < e->n_components; i++)
-            if (e->components[i].device == VF_DEV_ALL_GPUS || e->components[i].device == (int)g)
-                sum = vf__sat_add(sum, e->components[i].bytes);
+            uniform &= e->components[i].device == VF_DEV_ALL_GPUS;
+        uint64_t sum = uniform ? e->total_bytes : vf__gpu_total(e, (int)g);
         json_t *j = json_object();
         json_object_set_new(j, "name", json_string(device_name(dev, sizeof dev, (int)g)));
         json_object_set_new(j, "bytes", jbytes(sum));
@@ -125,6 +128,31 @@ static json_t *estimate_json(const struct vf_estimate *e)
     for (size_t i = 0; i < e->n_assumptions; i++)
         json_array_append_new(as, json_string(e->assumptions[i]));
     json_object_set_new(o, "assumptions", as);
+    if (e->task == VF_TASK_TRAIN) {
+        json_t *t = json_object();
+        json_object_set_new(t, "method", json_string(vf_train_method_name(e->train.method)));
+        json_object_set_new(t, "optimizer", json_string(vf_optimizer_name(e->train.optimizer)));
+        json_object_set_new(t, "trainable_params", jbytes(e->trainable_params));
+        json_object_set_new(t, "lora_rank", json_integer(e->train.lora_rank));
+        json_object_set_new(t, "batch", json_integer(e->train.batch));
+        json_object_set_new(t, "seq_tokens", jbytes(e->ctx_tokens));
+        json_object_set_new(t, "grad_checkpointing", json_boolean(e->train.grad_checkpointing));
+        json_object_set_new(t, "zero_stage",
+                            e->train.zero == VF_ZERO_AUTO ? json_null()
+                                                          : json_integer((int)e->train.zero - 1));
+        json_object_set_new(o, "train", t);
+    }
+    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO) {
+        json_t *d = json_object();
+        json_object_set_new(d, "tokens", jbytes(e->diffusion_tokens));
+        json_object_set_new(d, "peak_phase", jstr(e->peak_phase));
+        json_object_set_new(d, "width", json_integer(e->diffusion.width));
+        json_object_set_new(d, "height", json_integer(e->diffusion.height));
+        json_object_set_new(d, "frames", json_integer(e->diffusion.frames));
+        json_object_set_new(d, "batch", json_integer(e->diffusion.batch));
+        json_object_set_new(d, "tiled_vae", json_boolean(e->diffusion.tiled_vae));
+        json_object_set_new(o, "diffusion", d);
+    }
     return o;
 }
 
@@ -160,6 +188,7 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     if (!r->fit.fits) {
         json_object_set_new(o, "max_ctx_tokens", jbytes(r->fit.max_ctx_tokens));
         json_object_set_new(o, "max_users", jbytes(r->fit.max_users));
+        json_object_set_new(o, "max_batch", jbytes(r->fit.max_batch));
     }
     return o;
 }
@@ -247,4 +276,51 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
     json_t *root = json_object();
     json_object_set_new(root, gpus ? "gpus" : "models", arr);
     return finish(a, root);
+}
+
+char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "model", model_json(m));
+    json_object_set_new(o, "task", json_string(vf_task_name(m->task)));
+    if (m->pipeline)
+        return finish(a, o);
+    json_object_set_new(o, "model_type", jstr(m->model_type));
+    json_object_set_new(o, "layers", json_integer(m->n_layers));
+    json_object_set_new(o, "hidden", json_integer(m->hidden));
+    json_object_set_new(o, "intermediate", json_integer(m->intermediate));
+    json_object_set_new(o, "heads", json_integer(m->n_heads));
+    json_object_set_new(o, "kv_heads", json_integer(m->n_kv_heads));
+    json_object_set_new(o, "head_dim", json_integer(m->head_dim));
+    json_object_set_new(o, "attention", json_string(vf_attn_kind_name(m->attn)));
+    json_object_set_new(o, "vocab", jbytes(m->vocab));
+    json_object_set_new(o, "max_ctx_tokens", jbytes(m->max_ctx_tokens));
+    unsigned sliding = 0, rec = 0;
+    for (uint32_t i = 0; m->layer_kind && i < m->n_layers; i++) {
+        sliding += m->layer_kind[i] == VF_LAYER_ATTN_SLIDING;
+        rec += m->layer_kind[i] == VF_LAYER_RECURRENT;
+    }
+    json_object_set_new(o, "sliding_window",
+                        m->sliding_window ? json_integer(m->sliding_window) : json_null());
+    json_object_set_new(o, "sliding_layers", json_integer(sliding));
+    json_object_set_new(o, "recurrent_layers", json_integer(rec));
+    json_object_set_new(o, "recurrent_state_bytes", jbytes(m->recurrent_state_bytes));
+    if (m->n_experts) {
+        json_t *x = json_object();
+        json_object_set_new(x, "routed", json_integer(m->n_experts));
+        json_object_set_new(x, "per_token", json_integer(m->n_experts_used));
+        json_object_set_new(x, "shared", json_integer(m->n_shared_experts));
+        json_object_set_new(o, "experts", x);
+    }
+    json_t *w = json_object();
+    json_object_set_new(w, "scheme", json_string(m->native.name));
+    json_object_set_new(w, "bytes", jbytes(vf_model_weight_bytes(m, &m->native)));
+    json_object_set_new(
+        w, "exact",
+        json_boolean(m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes != 0));
+    json_object_set_new(o, "weights", w);
+    enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
+    json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(kv)));
+    json_object_set_new(o, "kv_bytes_per_token", jbytes(vf_model_kv_bytes_per_token(m, kv)));
+    return finish(a, o);
 }

@@ -86,14 +86,21 @@ static void bar(struct sb *s, uint64_t bytes, uint64_t scale, bool ascii)
 
 static const char *label(const char *name)
 {
-    if (!strcmp(name, "weights"))
-        return "weights";
-    if (!strcmp(name, "kv_cache"))
-        return "KV cache";
-    if (!strcmp(name, "activations"))
-        return "activations";
-    if (!strcmp(name, "runtime_overhead"))
-        return "runtime overhead";
+    static const struct {
+        const char *name, *label;
+    } labels[] = {
+        {"kv_cache", "KV cache"},
+        {"runtime_overhead", "runtime overhead"},
+        {"optimizer_states", "optimizer states"},
+        {"master_weights", "master weights"},
+        {"text_encoders", "text encoders"},
+        {"vae", "VAE"},
+        {"vae_decode", "VAE decode"},
+        {"unet", "UNet"},
+    };
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+        if (!strcmp(name, labels[i].name))
+            return labels[i].label;
     return name;
 }
 
@@ -101,10 +108,11 @@ static const char *params_text(char *buf, size_t cap, uint64_t p)
 {
     if (p == VF_UNKNOWN || p == 0)
         snprintf(buf, cap, "? params");
-    else if (p >= 1000000000ULL)
-        snprintf(buf, cap, "%llu.%02llu B params", (unsigned long long)(p / 1000000000ULL),
-                 (unsigned long long)((p % 1000000000ULL + 5000000ULL) / 10000000ULL) % 100);
-    else
+    else if (p >= 995000000ULL) {
+        uint64_t hundredths = (p + 5000000ULL) / 10000000ULL; /* rounded half up */
+        snprintf(buf, cap, "%llu.%02llu B params", (unsigned long long)(hundredths / 100),
+                 (unsigned long long)(hundredths % 100));
+    } else
         snprintf(buf, cap, "%llu M params", (unsigned long long)((p + 500000) / 1000000));
     return buf;
 }
@@ -118,12 +126,22 @@ static void headline(struct sb *s, const struct vf_estimate *e, const char *dot)
     if (m->params_active && m->params_active != m->params && m->params_active != VF_UNKNOWN)
         sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
     sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
+    if (e->task == VF_TASK_TRAIN)
+        sb_printf(s, " %s %s fine-tune, %s, seq %llu x batch %u", dot,
+                  vf_train_method_name(e->train.method), vf_optimizer_name(e->train.optimizer),
+                  (unsigned long long)e->ctx_tokens, e->train.batch);
+    else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+        sb_printf(s, " %s %ux%u", dot, e->diffusion.width, e->diffusion.height);
+    if (e->task == VF_TASK_VIDEO)
+        sb_printf(s, " x %u frames", e->diffusion.frames);
 }
 
 static const char *component_note(const struct vf_estimate *e, const struct vf_component *c,
                                   char *buf, size_t cap)
 {
     char b1[32], b2[32];
+    if (e->task != VF_TASK_INFER)
+        return c->note ? c->note : "";
     if (!strcmp(c->name, "kv_cache")) {
         snprintf(buf, cap, "%s tokens x %llu %s x %s/token (%s)",
                  vf_format_tokens(b1, sizeof b1, e->ctx_tokens), (unsigned long long)e->users,
@@ -173,15 +191,15 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
         scale = fit->usable_bytes;
     for (size_t i = 0; i < e->n_components; i++) {
         const struct vf_component *c = &e->components[i];
-        sb_printf(&s, "  %-17s %10s  ", label(c->name),
+        sb_printf(&s, "  %-17s %11s  ", label(c->name),
                   vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
         bar(&s, c->bytes, scale, ascii);
         sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
     }
     sb_printf(&s, "  ");
-    for (int i = 0; i < 18 + 11 + 2 + BAR_WIDTH; i++)
+    for (int i = 0; i < 18 + 12 + 2 + BAR_WIDTH; i++)
         sb_printf(&s, "%s", ascii ? "-" : "\u2500");
-    sb_printf(&s, "\n  %-17s %10s", e->gpus > 1 ? "total per GPU" : "total",
+    sb_printf(&s, "\n  %-17s %11s", e->gpus > 1 ? "total per GPU" : "total",
               vf_format_bytes(b1, sizeof b1, e->total_bytes, VF_FMT_IEC));
     if (fit)
         sb_printf(&s, "  of %s usable",
@@ -202,7 +220,7 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
             sb_printf(&s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
                       vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
         }
-        if (!fit->why_not) {
+        if (!fit->why_not && e->task == VF_TASK_INFER) {
             if (fit->max_ctx_tokens == 0)
                 sb_printf(&s, "  not even 1 token of context fits at %llu %s\n",
                           (unsigned long long)e->users, e->users == 1 ? "user" : "users");
@@ -214,6 +232,23 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
             sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
                       vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
                       (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
+        } else if (!fit->why_not && e->task == VF_TASK_TRAIN) {
+            if (fit->max_ctx_tokens)
+                sb_printf(&s, "  longest sequence at batch %u: %llu tokens (--seq %llu)\n",
+                          e->train.batch, (unsigned long long)fit->max_ctx_tokens,
+                          (unsigned long long)fit->max_ctx_tokens);
+            else
+                sb_printf(&s, "  not even a 1-token sequence fits at batch %u\n", e->train.batch);
+            if (fit->max_batch)
+                sb_printf(&s, "  largest micro-batch at %llu tokens: %llu (--batch %llu)\n",
+                          (unsigned long long)e->ctx_tokens, (unsigned long long)fit->max_batch,
+                          (unsigned long long)fit->max_batch);
+            else
+                sb_printf(&s, "  not even a micro-batch of 1 fits at %llu tokens\n",
+                          (unsigned long long)e->ctx_tokens);
+        } else if (!fit->why_not && fit->max_batch != VF_UNKNOWN && fit->max_batch) {
+            sb_printf(&s, "  largest batch: %llu (--batch %llu)\n",
+                      (unsigned long long)fit->max_batch, (unsigned long long)fit->max_batch);
         }
     }
     sb_printf(&s, "\nassumptions:\n");
@@ -292,10 +327,19 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
     char b1[64], b2[64], b3[64], name[96];
 
     const struct vf_model *m = &e->model;
-    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s %s tokens", m->name ? m->name : m->id, dot,
+    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s ", m->name ? m->name : m->id, dot,
               e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC), dot,
-              e->engine, dot, vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
-    if (e->users > 1)
+              e->engine, dot);
+    if (e->task == VF_TASK_TRAIN)
+        sb_printf(&s, "%s fine-tune, seq %llu x batch %u", vf_train_method_name(e->train.method),
+                  (unsigned long long)e->ctx_tokens, e->train.batch);
+    else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+        sb_printf(&s, "%ux%u", e->diffusion.width, e->diffusion.height);
+    else
+        sb_printf(&s, "%s tokens", vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
+    if (e->task == VF_TASK_VIDEO)
+        sb_printf(&s, " x %u frames", e->diffusion.frames);
+    if (e->task == VF_TASK_INFER && e->users > 1)
         sb_printf(&s, " %s %llu users", ascii ? "x" : "\u00d7", (unsigned long long)e->users);
     sb_printf(&s, " %s needs %s on one card\n\n", dot,
               vf_format_bytes(b3, sizeof b3, e->total_bytes, VF_FMT_IEC));
@@ -353,10 +397,20 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
         card_name(name, sizeof name, r, ascii);
         sb_printf(&s, "  %s: short by %s", name,
                   vf_format_bytes(b1, sizeof b1, (uint64_t)-r->fit.headroom_bytes, VF_FMT_IEC));
-        uint64_t wbytes = r->est.n_components ? r->est.components[0].bytes : 0;
+        /* what does not shrink with the context or the batch: weights and optimizer state */
+        uint64_t wbytes = 0;
+        for (size_t k = 0; k < r->est.n_components; k++) {
+            const char *nm = r->est.components[k].name;
+            if (!strcmp(nm, "weights") || !strcmp(nm, "gradients") ||
+                !strcmp(nm, "optimizer_states") || !strcmp(nm, "master_weights"))
+                wbytes = vf__sat_add(wbytes, r->est.components[k].bytes);
+        }
         int n_fix = 0;
+        char lead[32];
+        snprintf(lead, sizeof lead, " %s fits with ", dash);
         if (wbytes > r->gpu->usable_bytes) {
-            sb_printf(&s, " %s the weights alone are %s", dash,
+            sb_printf(&s, " %s the weights%s alone are %s", dash,
+                      e->task == VF_TASK_TRAIN ? ", gradients and optimizer states" : "",
                       vf_format_bytes(b2, sizeof b2, wbytes, VF_FMT_IEC));
             n_fix = -1;
         }
@@ -364,18 +418,20 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
             sb_printf(&s, " %s fits with --kv-dtype %s", dash, vf_dtype_name(r->kv_fix));
             n_fix++;
         }
-        if (n_fix >= 0 && r->fit.max_ctx_tokens) {
-            sb_printf(&s, "%s--ctx %llu", n_fix ? ", or " : " \u2014 fits with ",
+        if (n_fix >= 0 && r->fit.max_ctx_tokens && r->fit.max_ctx_tokens != VF_UNKNOWN) {
+            sb_printf(&s, "%s%s %llu", n_fix ? ", or " : lead,
+                      e->task == VF_TASK_TRAIN ? "--seq" : "--ctx",
                       (unsigned long long)r->fit.max_ctx_tokens);
             n_fix++;
         }
-        if (n_fix >= 0 && e->users > 1 && r->fit.max_users) {
-            sb_printf(&s, "%s--users %llu", n_fix ? ", or " : " \u2014 fits with ",
+        if (n_fix >= 0 && e->task == VF_TASK_INFER && e->users > 1 && r->fit.max_users) {
+            sb_printf(&s, "%s--users %llu", n_fix ? ", or " : lead,
                       (unsigned long long)r->fit.max_users);
             n_fix++;
         }
-        if (n_fix == 0)
-            sb_printf(&s, " %s not even with a 1-token context", dash);
+        if (n_fix == 0 && (e->task == VF_TASK_INFER || e->task == VF_TASK_TRAIN))
+            sb_printf(&s, " %s not even with a 1-token %s", dash,
+                      e->task == VF_TASK_TRAIN ? "sequence" : "context");
         sb_printf(&s, "\n");
     }
 
@@ -482,5 +538,104 @@ char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, boo
             sb_printf(&s, "%-48s %s\n", c->models[i].id,
                       c->models[i].alias ? c->models[i].alias : "");
     }
+    return sb_done(&s);
+}
+
+/* ----------------------------------------------------------------- inspect */
+
+/* "8,030,261,248" */
+static const char *grouped(char *buf, size_t cap, uint64_t v)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    size_t k = 0;
+    for (int i = 0; i < n && k + 2 < cap; i++) {
+        if (i && (n - i) % 3 == 0)
+            buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+static unsigned count_layers(const struct vf_model *m, enum vf_layer_kind kind)
+{
+    unsigned n = 0;
+    for (uint32_t i = 0; m->layer_kind && i < m->n_layers; i++)
+        n += m->layer_kind[i] == kind;
+    return n;
+}
+
+char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
+                             const struct vf_render_opts *o)
+{
+    struct sb s = {.a = a};
+    bool ascii = o && o->ascii;
+    const char *dot = ascii ? "-" : "\u00b7";
+    char b1[48], b2[48], b3[48];
+
+    if (m->name && m->id && strcmp(m->name, m->id))
+        sb_printf(&s, "%s (%s)\n", m->name, m->id);
+    else
+        sb_printf(&s, "%s\n", m->id ? m->id : "?");
+    sb_printf(&s, "  %-13s %s\n", "source", m->source ? m->source : "?");
+    if (m->pipeline) {
+        sb_printf(&s, "  %-13s %s pipeline, denoiser %s params\n", "kind", vf_task_name(m->task),
+                  grouped(b1, sizeof b1, m->params));
+        return sb_done(&s);
+    }
+    sb_printf(&s,
+              "  %-13s %s %s %u layers %s hidden %u %s %u heads / %u KV heads (%s) %s "
+              "head_dim %u",
+              "architecture", m->model_type ? m->model_type : "?", dot, m->n_layers, dot, m->hidden,
+              dot, m->n_heads, m->n_kv_heads, vf_attn_kind_name(m->attn), dot, m->head_dim);
+    if (m->intermediate)
+        sb_printf(&s, " %s FFN %u", dot, m->intermediate);
+    sb_printf(&s, " %s vocab %llu\n", dot, (unsigned long long)m->vocab);
+    if (m->attn == VF_ATTN_MLA)
+        sb_printf(&s, "  %-13s kv_lora_rank %u + rope %u cached per layer; q_lora_rank %u\n", "MLA",
+                  m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank);
+    if (m->n_experts) {
+        sb_printf(&s, "  %-13s %u routed (%u per token)", "experts", m->n_experts,
+                  m->n_experts_used);
+        if (m->n_shared_experts)
+            sb_printf(&s, " + %u shared", m->n_shared_experts);
+        sb_printf(&s, ", width %u", m->moe_intermediate);
+        if (m->first_k_dense)
+            sb_printf(&s, "; the first %u layers dense", m->first_k_dense);
+        sb_printf(&s, "\n");
+    }
+    unsigned sliding = count_layers(m, VF_LAYER_ATTN_SLIDING);
+    unsigned rec = count_layers(m, VF_LAYER_RECURRENT);
+    if (sliding)
+        sb_printf(&s, "  %-13s %u of %u layers keep a window of %u tokens\n", "sliding", sliding,
+                  m->n_layers, m->sliding_window);
+    if (rec)
+        sb_printf(&s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
+                  m->n_layers,
+                  vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
+    sb_printf(&s, "  %-13s %s tokens\n", "context", grouped(b1, sizeof b1, m->max_ctx_tokens));
+    sb_printf(&s, "  %-13s %s (%s)", "parameters", grouped(b1, sizeof b1, m->params),
+              params_text(b2, sizeof b2, m->params));
+    if (m->params_active && m->params_active != m->params)
+        sb_printf(&s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
+    sb_printf(&s, "\n");
+    uint64_t wb = vf_model_weight_bytes(m, &m->native);
+    sb_printf(&s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
+              m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
+              vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), grouped(b2, sizeof b2, wb),
+              m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files"
+                                                                           : "");
+    enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
+    uint64_t per = vf_model_kv_bytes_per_token(m, kv);
+    sb_printf(&s, "  %-13s %s per token at %s (%s B)", "KV cache",
+              vf_format_bytes(b1, sizeof b1, per, VF_FMT_IEC), vf_dtype_name(kv),
+              grouped(b2, sizeof b2, per));
+    if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN)
+        sb_printf(&s, "; %s for one sequence of %s tokens",
+                  vf_format_bytes(b1, sizeof b1, vf_model_kv_bytes(m, kv, m->max_ctx_tokens, true),
+                                  VF_FMT_IEC),
+                  vf_format_tokens(b3, sizeof b3, m->max_ctx_tokens));
+    sb_printf(&s, "\n");
     return sb_done(&s);
 }

@@ -25,9 +25,14 @@ static void embedded_counts(void **state)
 {
     (void)state;
     struct vf_catalog *c = open_embedded();
-    /* every card of shared/reference/gpus.json (34) and every LLM of models-llm.json (37) */
+    /* every card of shared/reference/gpus.json (34); every LLM of models-llm.json (37) and
+     * 7 image/video pipelines of models-diffusion.json */
     assert_u64(c->n_gpus, 34);
-    assert_u64(c->n_models, 37);
+    assert_u64(c->n_models, 44);
+    size_t llms = 0;
+    for (size_t i = 0; i < c->n_models; i++)
+        llms += c->models[i].task == VF_TASK_INFER;
+    assert_u64(llms, 37);
     vf_catalog_close(c);
 }
 
@@ -82,7 +87,7 @@ static void models_index(void **state)
     size_t files = 0;
     for (size_t i = 0; i < vf__n_embedded_files; i++) {
         const char *name = vf__embedded_files[i].name;
-        if (strncmp(name, "models/", 7))
+        if (strncmp(name, "models/", 7) && strncmp(name, "pipelines/", 10))
             continue;
         files++;
         bool named = false;
@@ -99,7 +104,7 @@ static void models_index(void **state)
         if (vf_model_resolve(a, c, c->models[j].id, &m, &err))
             fail_msg("%s: %s", c->models[j].id, err.msg);
         assert_string_equal(m.id, c->models[j].id);
-        assert_true(m.params > 0 && m.n_layers > 0);
+        assert_true(m.params > 0 && (m.pipeline || m.n_layers > 0));
     }
     vf_arena_close(a);
     vf_catalog_close(c);
@@ -272,23 +277,23 @@ static void corrupt_data_dir(void **state)
              prices_hdr);
     put(dir, "prices.tsv", text);
     put(dir, "models.tsv",
-        "id\talias\tname\tfile\tparams_ref\tsource\n"
-        "me/tiny\ttiny\tTiny\t../etc/passwd\t?\tme\n");
+        "id\talias\tname\ttask\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\tinfer\t../etc/passwd\t?\tme\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "models.tsv:2: column 'file' is '../etc/passwd'"));
 
     /* two rows with one alias */
     put(dir, "models.tsv",
-        "id\talias\tname\tfile\tparams_ref\tsource\n"
-        "me/tiny\ttiny\tTiny\tmodels/bad.json\t?\tme\n"
-        "me/other\ttiny\tOther\tmodels/bad.json\t?\tme\n");
+        "id\talias\tname\ttask\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\tinfer\tmodels/bad.json\t?\tme\n"
+        "me/other\ttiny\tOther\tinfer\tmodels/bad.json\t?\tme\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "models.tsv:3: model 'tiny' is also on line 2"));
 
     /* a model file that is not JSON: the catalog opens; resolving it names the file and line */
     put(dir, "models.tsv",
-        "id\talias\tname\tfile\tparams_ref\tsource\n"
-        "me/tiny\ttiny\tTiny\tmodels/bad.json\t?\tme\n");
+        "id\talias\tname\ttask\tfile\tparams_ref\tsource\n"
+        "me/tiny\ttiny\tTiny\tinfer\tmodels/bad.json\t?\tme\n");
     put(models, "bad.json", "{\n  \"model_type\": [\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_OK);
     assert_u64(c->n_gpus, 1);
