@@ -37,6 +37,8 @@ FUZZ_SECONDS ?= 300
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
 .PHONY: all deps run test unit golden lint fmt bench clean fuzz fuzz-smoke
+# keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
+.SECONDARY:
 all: deps-quiet $(B)/vramfit
 
 # --- dependencies: Debian packages, installed when we are root -----------------
