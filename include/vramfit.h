@@ -645,8 +645,9 @@ struct vf_gguf {
  * (tokenizer vocabularies) are skipped while streaming. Errors name the byte offset. */
 enum vf_err vf_gguf_read(struct vf_arena *a, struct vf_reader *r, struct vf_gguf *out,
                          struct vf_error *err);
-/* Metadata lookups on a read header: integer (also from a per-layer array's first element
- * when `layer` >= 0), string. Return false when the key is absent or of another type. */
+/* Metadata lookups on a read header: an integer or bool (for a per-layer array, element
+ * `layer` when `layer` >= 0; false when `layer` < 0), a string. False when the key is absent
+ * or of another type. */
 bool vf_gguf_get_u64(const struct vf_gguf *g, const char *key, int layer, uint64_t *out);
 bool vf_gguf_get_str(const struct vf_gguf *g, const char *key, const char **out);
 /* Length of an array value (tokenizer.ggml.tokens -> the vocabulary size). */

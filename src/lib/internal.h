@@ -161,6 +161,17 @@ struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, 
 /* The sum of the components on one GPU (VF_DEV_ALL_GPUS ones and that GPU's own). */
 uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu);
 
+/* ------------------------------------------------------------ model files */
+
+/* Parameters and bytes of a model's tensors by storage type ("Q4_K", "BF16"). */
+struct vf__type_count {
+    const char *type;
+    uint64_t params, bytes;
+    uint32_t tensors;
+};
+/* Fills out[0..cap) from m->tensors, largest bytes first; returns the count (0: no file). */
+size_t vf__model_type_counts(const struct vf_model *m, struct vf__type_count *out, size_t cap);
+
 /* ------------------------------------------------------------ diffusion pipelines */
 
 /* Parses a pipeline file (data/pipelines/NAME.json) into m (task image or video,

@@ -708,6 +708,11 @@ static struct recipe_ctx *recipe_all(const struct vf_model *m, const struct vf_q
 /* F-W-01: the sum over the model's tensor groups; VF_UNKNOWN when there are none. */
 uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *q)
 {
+    /* F-W-01: the files' own total when they were read (it includes tensors no architecture
+     * group holds, such as a vision tower) */
+    if (m && (!q || q->kind == VF_QK_NATIVE) && m->exact_weight_bytes &&
+        m->exact_weight_bytes != VF_UNKNOWN)
+        return m->exact_weight_bytes;
     if (!m || !m->groups || m->n_groups == 0)
         return VF_UNKNOWN;
     struct recipe_ctx *pre = recipe_all(m, q);

@@ -319,6 +319,18 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
         w, "exact",
         json_boolean(m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes != 0));
     json_object_set_new(o, "weights", w);
+    struct vf__type_count types[32];
+    size_t nt = vf__model_type_counts(m, types, 32);
+    json_t *bt = json_array();
+    for (size_t i = 0; i < nt; i++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "type", json_string(types[i].type));
+        json_object_set_new(x, "tensors", json_integer(types[i].tensors));
+        json_object_set_new(x, "params", jbytes(types[i].params));
+        json_object_set_new(x, "bytes", jbytes(types[i].bytes));
+        json_array_append_new(bt, x);
+    }
+    json_object_set_new(o, "by_type", bt);
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(kv)));
     json_object_set_new(o, "kv_bytes_per_token", jbytes(vf_model_kv_bytes_per_token(m, kv)));

@@ -626,6 +626,19 @@ char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
               vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), grouped(b2, sizeof b2, wb),
               m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files"
                                                                            : "");
+    struct vf__type_count types[32];
+    size_t nt = vf__model_type_counts(m, types, 32);
+    for (size_t i = 0; i < nt; i++)
+        sb_printf(&s, "  %-13s %-8s %5u tensors %16s params %12s\n", i ? "" : "by type",
+                  types[i].type, types[i].tensors, grouped(b1, sizeof b1, types[i].params),
+                  vf_format_bytes(b2, sizeof b2, types[i].bytes, VF_FMT_IEC));
+    if (!m->n_layers) {
+        sb_printf(&s,
+                  "  %-13s no config.json came with the weights: the architecture (and the KV "
+                  "cache) is unknown\n",
+                  "architecture");
+        return sb_done(&s);
+    }
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     uint64_t per = vf_model_kv_bytes_per_token(m, kv);
     sb_printf(&s, "  %-13s %s per token at %s (%s B)", "KV cache",
