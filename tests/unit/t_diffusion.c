@@ -10,38 +10,10 @@
 
 #include "internal.h"
 
-static struct vf_catalog *cat;
-static struct vf_arena *arena;
-
 #define MIB (1ULL << 20)
 
-static int setup(void **state)
-{
-    (void)state;
-    struct vf_error err = {0};
-    arena = vf_arena_open(0);
-    return vf_catalog_open(&cat, NULL, &err) || !arena;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    vf_catalog_close(cat);
-    vf_arena_close(arena);
-    return 0;
-}
-
-static struct vf_model model(const char *ref)
-{
-    struct vf_model m;
-    struct vf_error err = {0};
-    if (vf_model_resolve(arena, cat, ref, &m, &err))
-        fail_msg("%s", err.msg);
-    return m;
-}
-
 /* The first component called name in the given phase (NULL: any phase). */
-static uint64_t component(const struct vf_estimate *e, const char *name, const char *phase)
+static uint64_t component_in(const struct vf_estimate *e, const char *name, const char *phase)
 {
     for (size_t i = 0; i < e->n_components; i++)
         if (!strcmp(e->components[i].name, name) &&
@@ -54,7 +26,7 @@ static uint64_t component(const struct vf_estimate *e, const char *name, const c
 static void estimate(const struct vf_model *m, const struct vf_workload *w, struct vf_estimate *e)
 {
     struct vf_error err = {0};
-    if (vf_estimate(arena, m, w, e, &err))
+    if (vf_estimate(th_arena, m, w, e, &err))
         fail_msg("%s", err.msg);
 }
 
@@ -78,7 +50,7 @@ static struct vf_workload weights(enum vf_task t, const char *q)
 static void flux_guide_sizes(void **state)
 {
     (void)state;
-    struct vf_model m = model("flux1-dev");
+    struct vf_model m = th_model("flux1-dev");
     assert_non_null(m.pipeline);
     assert_int_equal(m.task, VF_TASK_IMAGE);
     /* pipeline file: 19 x 339,831,296 + 38 x 141,591,808 + 64,124,992 = 11,901,408,320 */
@@ -90,10 +62,10 @@ static void flux_guide_sizes(void **state)
     estimate(&m, &w, &e);
     /* F-DIF-01: 11,901,408,320 x 2 B (bf16) = 23,802,816,640 B = 23.8 GB (the guide's ~24) */
     assert_u64(e.weights_bytes, 23802816640ULL);
-    assert_u64(component(&e, "transformer", "denoise"), 23802816640ULL);
+    assert_u64(component_in(&e, "transformer", "denoise"), 23802816640ULL);
     /* F-DIF-02: t5xxl 4,762,310,656 x 2 = 9,524,621,312 (the guide's ~9.5 GB) + clip_l
      * 123,060,480 x 2 = 246,120,960: 9,770,742,272 */
-    assert_u64(component(&e, "text_encoders", "encode"), 9770742272ULL);
+    assert_u64(component_in(&e, "text_encoders", "encode"), 9770742272ULL);
     assert_u64(vf_dtype_bytes(VF_DT_F16, 4762310656ULL), 9524621312ULL);
 
     w = weights(VF_TASK_IMAGE, "fp8");
@@ -101,7 +73,7 @@ static void flux_guide_sizes(void **state)
     /* F-DIF-01: 11,901,408,320 x 1 B = 11.9 GB (the guide's ~12 GB) */
     assert_u64(e.weights_bytes, 11901408320ULL);
     /* F-DIF-02: t5xxl fp8 4,762,310,656 (the guide's ~5 GB) + clip_l fp16 246,120,960 */
-    assert_u64(component(&e, "text_encoders", "encode"), 5008431616ULL);
+    assert_u64(component_in(&e, "text_encoders", "encode"), 5008431616ULL);
 
     w = weights(VF_TASK_IMAGE, "Q8_0");
     estimate(&m, &w, &e);
@@ -113,7 +85,7 @@ static void flux_guide_sizes(void **state)
 static void flux_phases(void **state)
 {
     (void)state;
-    struct vf_model m = model("flux1-dev");
+    struct vf_model m = th_model("flux1-dev");
     struct vf_workload w = image();
     struct vf_estimate e;
     estimate(&m, &w, &e);
@@ -126,11 +98,11 @@ static void flux_phases(void **state)
     assert_u64(e.diffusion_tokens, 4096);
     /* F-DIF-04: (4096 + 512 text) x 18 x 3072 x 2 B = 509,607,936; F-DIF-05: area 16384 x
      * 2 B x 0.01 x 3.1 MiB = 1,065,151,889 B; the larger (and > 0.8 GiB) wins */
-    assert_u64(component(&e, "activations", "denoise"), 1065151889ULL);
+    assert_u64(component_in(&e, "activations", "denoise"), 1065151889ULL);
     /* F-DIF-07: 2178 x 128 x 128 x 64 x 2 B = 4,567,597,056 */
-    assert_u64(component(&e, "vae_decode", "decode"), 4567597056ULL);
+    assert_u64(component_in(&e, "vae_decode", "decode"), 4567597056ULL);
     /* F-DIF-08: 400 MiB + 400 MiB */
-    assert_u64(component(&e, "runtime_overhead", NULL), 800 * MIB);
+    assert_u64(component_in(&e, "runtime_overhead", NULL), 800 * MIB);
     /* F-DIF-06: denoise 23,802,816,640 + 1,065,151,889 + 838,860,800 = 25,706,829,329;
      * encode 9,770,742,272 + 858,993,459 + 838,860,800 = 11,468,596,531; decode smaller */
     assert_u64(e.total_bytes, 25706829329ULL);
@@ -150,7 +122,7 @@ static void flux_phases(void **state)
 static void wan_tokens_experts(void **state)
 {
     (void)state;
-    struct vf_model m = model("wan2.2-t2v-a14b");
+    struct vf_model m = th_model("wan2.2-t2v-a14b");
     assert_int_equal(m.task, VF_TASK_VIDEO);
     /* two experts of 14,288,491,584 */
     assert_u64(m.params, 28576983168ULL);
@@ -164,13 +136,13 @@ static void wan_tokens_experts(void **state)
     /* F-DIF-03: ((81 - 1) / 4 + 1) x (720 / 16) x (1280 / 16) = 21 x 45 x 80 = 75,600 */
     assert_u64(e.diffusion_tokens, 75600);
     /* F-DIF-01: one expert resident: 14,288,491,584 x 2 = 28,576,983,168; both 57,153,966,336 */
-    assert_u64(component(&e, "transformer", "denoise"), 28576983168ULL);
+    assert_u64(component_in(&e, "transformer", "denoise"), 28576983168ULL);
     assert_u64(e.weights_bytes, 57153966336ULL);
     /* F-DIF-04: 75,600 x 10 x 5120 x 2 = 7,741,440,000; F-DIF-05: area 21 x 90 x 160 =
      * 302,400 x 2 x 0.01 x 2.304230 MiB = 14,612,937,352 (the larger) */
-    assert_u64(component(&e, "activations", "denoise"), 14612937352ULL);
+    assert_u64(component_in(&e, "activations", "denoise"), 14612937352ULL);
     /* F-DIF-07: 7000 x 90 x 160 x 64 x 2 = 12,902,400,000 (any frame count) */
-    assert_u64(component(&e, "vae_decode", "decode"), 12902400000ULL);
+    assert_u64(component_in(&e, "vae_decode", "decode"), 12902400000ULL);
     /* F-DIF-06: 28,576,983,168 + 14,612,937,352 + 838,860,800 = 44,028,781,320: above the
      * RTX 5090, within the L40S's 47,942,991,872 (the guide's "48 GB") */
     assert_u64(e.total_bytes, 44028781320ULL);
@@ -182,7 +154,7 @@ static void wan_tokens_experts(void **state)
      * 5090's 33,677,180,928 (the guide's "32 GB for short clips") */
     assert_u64(e.total_bytes, 29740289736ULL);
     /* F-DIF-02: umt5_xxl at fp8 with fp8 weights: 5,680,910,336 */
-    assert_u64(component(&e, "text_encoders", "encode"), 5680910336ULL);
+    assert_u64(component_in(&e, "text_encoders", "encode"), 5680910336ULL);
 
     /* 50 frames: (50 - 1) / 4 + 1 = 13 latent frames, as ComfyUI's latent floors */
     w.diffusion.frames = 50;
@@ -194,7 +166,7 @@ static void wan_tokens_experts(void **state)
 static void wan_small_encode_peak(void **state)
 {
     (void)state;
-    struct vf_model m = model("wan2.1-t2v-1.3b");
+    struct vf_model m = th_model("wan2.1-t2v-1.3b");
     struct vf_workload w = {.task = VF_TASK_VIDEO};
     struct vf_estimate e;
     estimate(&m, &w, &e);
@@ -209,32 +181,32 @@ static void wan_small_encode_peak(void **state)
 static void tiled_vae(void **state)
 {
     (void)state;
-    struct vf_model m = model("flux1-dev");
+    struct vf_model m = th_model("flux1-dev");
     struct vf_workload w = image();
     w.diffusion.width = w.diffusion.height = 2048;
     struct vf_estimate e;
     estimate(&m, &w, &e);
     /* F-DIF-07: 2178 x 256 x 256 x 64 x 2 = 18,270,388,224 */
-    uint64_t full = component(&e, "vae_decode", "decode");
+    uint64_t full = component_in(&e, "vae_decode", "decode");
     assert_u64(full, 18270388224ULL);
     w.diffusion.tiled_vae = true;
     estimate(&m, &w, &e);
     /* F-DIF-07: one 512 px tile: 2178 x 64 x 64 x 64 x 2 = 1,141,899,264 */
-    assert_u64(component(&e, "vae_decode", "decode"), 1141899264ULL);
-    assert_true(component(&e, "vae_decode", "decode") < full);
+    assert_u64(component_in(&e, "vae_decode", "decode"), 1141899264ULL);
+    assert_true(component_in(&e, "vae_decode", "decode") < full);
 
     /* the fallback: a 16 GiB card cannot decode 2048 px whole (F-DIF-07) */
     w.diffusion.tiled_vae = false;
     w.usable_bytes = 16ULL << 30;
     estimate(&m, &w, &e);
-    assert_u64(component(&e, "vae_decode", "decode"), 1141899264ULL);
+    assert_u64(component_in(&e, "vae_decode", "decode"), 1141899264ULL);
 }
 
 /* ComfyUI runs a diffusion model on one GPU; batch grows the activations. */
 static void split_and_batch(void **state)
 {
     (void)state;
-    struct vf_model m = model("flux1-dev");
+    struct vf_model m = th_model("flux1-dev");
     const struct vf_engine *eng = vf_engine_find("comfyui");
     assert_non_null(eng);
     const char *why = NULL;
@@ -246,7 +218,7 @@ static void split_and_batch(void **state)
     w.gpus = 2;
     struct vf_estimate e;
     struct vf_error err = {0};
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "one GPU"));
 
     /* F-DIF-05: batch 4: area 4 x 16384 = 65,536 x 2 B x 0.01 x 3.1 MiB = 4,260,607,557 (floored
@@ -254,15 +226,15 @@ static void split_and_batch(void **state)
     w = image();
     w.diffusion.batch = 4;
     estimate(&m, &w, &e);
-    assert_u64(component(&e, "activations", "denoise"), 4260607557ULL);
+    assert_u64(component_in(&e, "activations", "denoise"), 4260607557ULL);
 
     /* F-FIT-01 with this engine: fp8 Flux on an RTX 4090 fits a batch > 1 */
     struct vf_fit f;
     w = weights(VF_TASK_IMAGE, "fp8");
-    assert_int_equal(vf_fit(arena, &m, &w, "rtx-4090", 25394413568ULL, 1, &f, &err), VF_OK);
+    assert_int_equal(vf_fit(th_arena, &m, &w, "rtx-4090", 25394413568ULL, 1, &f, &err), VF_OK);
     assert_true(f.fits);
     assert_true(f.max_batch > 1 && f.max_batch != VF_UNKNOWN);
-    assert_int_equal(vf_fit(arena, &m, &w, "rtx-4090", 25394413568ULL, 2, &f, &err), VF_OK);
+    assert_int_equal(vf_fit(th_arena, &m, &w, "rtx-4090", 25394413568ULL, 2, &f, &err), VF_OK);
     assert_false(f.fits);
     assert_non_null(f.why_not);
 }
@@ -271,26 +243,26 @@ static void split_and_batch(void **state)
 static void bad_workloads(void **state)
 {
     (void)state;
-    struct vf_model m = model("flux1-dev");
+    struct vf_model m = th_model("flux1-dev");
     struct vf_workload w = {.task = VF_TASK_VIDEO};
     struct vf_estimate e;
     struct vf_error err = {0};
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
     assert_non_null(strstr(err.msg, "generates images"));
     w = image();
     w.diffusion.width = 4;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_ERANGE);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_ERANGE);
     assert_non_null(strstr(err.msg, "width and height"));
     w = image();
     w.diffusion.frames = 9;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
     w = weights(VF_TASK_IMAGE, "awq");
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "AWQ"));
     /* a language model has no pipeline */
-    struct vf_model llm = model("llama-3.1-8b");
+    struct vf_model llm = th_model("llama-3.1-8b");
     w = image();
-    assert_int_equal(vf_estimate(arena, &llm, &w, &e, &err), VF_EINVAL);
+    assert_int_equal(vf_estimate(th_arena, &llm, &w, &e, &err), VF_EINVAL);
 }
 
 /* A minimal valid pipeline file, with one key replaced by `patch` (a "key": value text). */
@@ -311,7 +283,7 @@ static const char *good =
 static enum vf_err parse(const char *text, struct vf_error *err)
 {
     struct vf_model m;
-    return vf__pipeline_from_json(arena, text, strlen(text), "pipelines/t.json", &m, err);
+    return vf__pipeline_from_json(th_arena, text, strlen(text), "pipelines/t.json", &m, err);
 }
 
 /* `good` with the first occurrence of `from` replaced by `to`. */
@@ -320,7 +292,7 @@ static const char *mutate(const char *from, const char *to)
     const char *at = strstr(good, from);
     if (!at)
         fail_msg("no '%s' in the test file", from);
-    return vf_arena_printf(arena, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
+    return vf_arena_printf(th_arena, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
 }
 
 static void expect(const char *text, enum vf_err code, const char *msg)
@@ -377,5 +349,5 @@ int main(void)
         cmocka_unit_test(tiled_vae),          cmocka_unit_test(split_and_batch),
         cmocka_unit_test(bad_workloads),      cmocka_unit_test(malformed_files),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -8,65 +8,28 @@
 
 #include "internal.h"
 
-static struct vf_catalog *cat;
-static struct vf_arena *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    struct vf_error err = {0};
-    arena = vf_arena_open(0);
-    return vf_catalog_open(&cat, NULL, &err) || !arena;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    vf_catalog_close(cat);
-    vf_arena_close(arena);
-    return 0;
-}
-
-static struct vf_model model(const char *ref)
-{
-    struct vf_model m;
-    struct vf_error err = {0};
-    if (vf_model_resolve(arena, cat, ref, &m, &err))
-        fail_msg("%s", err.msg);
-    return m;
-}
-
-static uint64_t component(const struct vf_estimate *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_components; i++)
-        if (!strcmp(e->components[i].name, name))
-            return e->components[i].bytes;
-    fail_msg("no component %s", name);
-    return 0;
-}
-
 /* Llama-3.1-8B, bf16, 32k x 8 users on one GPU. */
 static void generic_llama8b(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.ctx_tokens = 32768, .users = 8};
     struct vf_estimate e;
     struct vf_error err = {0};
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     /* F-W-03: 2 B x 8,030,261,248 params */
     assert_u64(e.weights_bytes, 16060522496ULL);
-    assert_u64(component(&e, "weights"), 16060522496ULL);
+    assert_u64(th_component(&e, "weights"), 16060522496ULL);
     /* F-KV-01: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131072 B/token (the guide's 128 KB) */
     assert_u64(e.kv_bytes_per_token, 131072);
     /* F-GEN-02: 131072 x 32768 tokens x 8 users = 34,359,738,368 (32 GiB) */
-    assert_u64(component(&e, "kv_cache"), 34359738368ULL);
+    assert_u64(th_component(&e, "kv_cache"), 34359738368ULL);
     /* F-GEN-03: T = min(32768 x 8, 8192) = 8192 tokens; per token
      * 4 x 4096 x 2 + (q 4096 + 2 x kv 1024 + 3 x ffn 14336) x 2 = 32768 + 98304 = 131072 B;
      * 8192 x 131072 = 1,073,741,824; logits 8 x 128256 x 4 = 4,104,192; sum 1,077,846,016 */
-    assert_u64(component(&e, "activations"), 1077846016ULL);
+    assert_u64(th_component(&e, "activations"), 1077846016ULL);
     /* F-GEN-04: 768 MiB */
-    assert_u64(component(&e, "runtime_overhead"), 805306368ULL);
+    assert_u64(th_component(&e, "runtime_overhead"), 805306368ULL);
     /* F-GEN-05: 16,060,522,496 + 34,359,738,368 + 1,077,846,016 + 805,306,368 */
     assert_u64(e.total_bytes, 52303413248ULL);
     assert_true(e.n_assumptions >= 4);
@@ -76,29 +39,29 @@ static void generic_llama8b(void **state)
 static void generic_split(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.ctx_tokens = 32768, .users = 8, .gpus = 2};
     struct vf_estimate e;
     struct vf_error err = {0};
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     /* F-GEN-01: 16,060,522,496 / 2 */
-    assert_u64(component(&e, "weights"), 8030261248ULL);
+    assert_u64(th_component(&e, "weights"), 8030261248ULL);
     /* F-GEN-02: 8 KV heads >= 2 cards: 34,359,738,368 / 2 */
-    assert_u64(component(&e, "kv_cache"), 17179869184ULL);
+    assert_u64(th_component(&e, "kv_cache"), 17179869184ULL);
     /* F-GEN-03: per token 32768 + 98304 / 2 = 81920; x 8192 = 671,088,640 + 4,104,192 */
-    assert_u64(component(&e, "activations"), 675192832ULL);
+    assert_u64(th_component(&e, "activations"), 675192832ULL);
 
     /* 16 cards, 8 KV heads: each card keeps one KV head: 34,359,738,368 / 8 */
     w.gpus = 16;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
-    assert_u64(component(&e, "kv_cache"), 4294967296ULL);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
+    assert_u64(th_component(&e, "kv_cache"), 4294967296ULL);
 
     /* 3 cards: 32 heads do not divide */
     w.gpus = 3;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "cannot split"));
     struct vf_fit f;
-    assert_int_equal(vf_fit(arena, &m, &w, "x", 80ULL << 30, 3, &f, &err), VF_OK);
+    assert_int_equal(vf_fit(th_arena, &m, &w, "x", 80ULL << 30, 3, &f, &err), VF_OK);
     assert_false(f.fits);
     assert_non_null(f.why_not);
 }
@@ -107,15 +70,15 @@ static void generic_split(void **state)
 static void generic_sliding(void **state)
 {
     (void)state;
-    struct vf_model m = model("gemma-3-1b");
+    struct vf_model m = th_model("gemma-3-1b");
     struct vf_workload w = {.ctx_tokens = 32768, .users = 1};
     struct vf_estimate e;
     struct vf_error err = {0};
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     /* F-KV-04: per layer 2 x 1 KV head x 256 x 2 B = 1024 B/token;
      * 4 global layers x 32768 + 22 local layers x 512 tokens = 131072 + 11264 = 142336 tokens;
      * x 1024 = 145,752,064 */
-    assert_u64(component(&e, "kv_cache"), 145752064ULL);
+    assert_u64(th_component(&e, "kv_cache"), 145752064ULL);
     /* and the per-token figure counts every layer at full length: 26 x 1024 */
     assert_u64(e.kv_bytes_per_token, 26624);
 }
@@ -143,7 +106,7 @@ static void guide_weights_table(void **state)
     } rows[] = {
         {"llama-3.1-8b", 16, 8, 5}, {"qwen3-32b", 66, 33, 20}, {"llama-3.1-70b", 141, 71, 43}};
     for (size_t i = 0; i < 3; i++) {
-        struct vf_model m = model(rows[i].model);
+        struct vf_model m = th_model(rows[i].model);
         struct vf_quant q;
         struct vf_error err = {0};
         assert_int_equal(vf_quant_parse("bf16", &q, &err), VF_OK);
@@ -160,7 +123,7 @@ static void guide_weights_table(void **state)
 static void guide_kv_sentences(void **state)
 {
     (void)state;
-    struct vf_model q32 = model("qwen3-32b"), l70 = model("llama-3.1-70b");
+    struct vf_model q32 = th_model("qwen3-32b"), l70 = th_model("llama-3.1-70b");
     /* 32768 x 262144 B = 8 GiB = 8.59 GB */
     assert_u64(vf_model_kv_bytes(&q32, VF_DT_DEFAULT, 32768, true), 8ULL << 30);
     /* 131072 x 327680 B = 40 GiB = 42.9 GB */
@@ -190,12 +153,12 @@ static void bisect(void **state)
 static void fit_4090(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
-    const struct vf_gpu_spec *g = vf_catalog_gpu(cat, "rtx-4090");
+    struct vf_model m = th_model("llama-3.1-8b");
+    const struct vf_gpu_spec *g = vf_catalog_gpu(th_cat, "rtx-4090");
     struct vf_workload w = {.ctx_tokens = 32768, .users = 8};
     struct vf_fit f;
     struct vf_error err = {0};
-    assert_int_equal(vf_fit(arena, &m, &w, g->id, g->usable_bytes, 1, &f, &err), VF_OK);
+    assert_int_equal(vf_fit(th_arena, &m, &w, g->id, g->usable_bytes, 1, &f, &err), VF_OK);
     assert_false(f.fits);
     /* headroom = 25,394,413,568 - 52,303,413,248 */
     assert_int_equal(f.headroom_bytes, (int64_t)25394413568LL - (int64_t)52303413248LL);
@@ -205,10 +168,10 @@ static void fit_4090(void **state)
     /* the solved context fits and one token more does not */
     struct vf_estimate e;
     w.ctx_tokens = f.max_ctx_tokens;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     assert_true(e.total_bytes <= g->usable_bytes);
     w.ctx_tokens++;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     assert_true(e.total_bytes > g->usable_bytes);
 }
 
@@ -216,7 +179,7 @@ static void fit_4090(void **state)
 static void recipe_paths_agree(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-70b");
+    struct vf_model m = th_model("llama-3.1-70b");
     struct vf_quant q;
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("Q4_K_M", &q, &err), VF_OK);
@@ -242,11 +205,11 @@ static const struct vf_pick_row *row_of(const struct vf_pick *p, const char *gpu
 static void pick_small(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.ctx_tokens = 8192, .users = 1};
     struct vf_pick p;
     struct vf_error err = {0};
-    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
     /* total = 16,060,522,496 + 8192 x 131072 (1,073,741,824) + 8192 x 131072 + 128256 x 4
      * (1,074,254,848) + 805,306,368 = 19,013,825,536 B = 17.71 GiB < 23.65 GiB */
     assert_true(p.n_rows > 0);
@@ -270,12 +233,12 @@ static void pick_small(void **state)
 static void pick_70b_fp8(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-70b");
+    struct vf_model m = th_model("llama-3.1-70b");
     struct vf_workload w = {.ctx_tokens = 4096, .users = 1};
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("fp8", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
     /* short context: weights 70.55e9 x 1 B + embeddings and lm_head at 2 B (see F-W-04a)
      * = 67.67 GiB + KV 4096 x 327680 = 1.25 GiB + activations ~1 GiB + 0.75 GiB = 70.65 GiB:
      * the cheapest offer is two 48 GB cards (96 GB as marketed, tensor parallel), and the
@@ -294,7 +257,7 @@ static void pick_70b_fp8(void **state)
         assert_true(p.rows[i].gpu->fp8);
     /* long context: 128k x 327680 B = 40 GiB of KV on top: one H100 is short, two fit */
     w.ctx_tokens = 131072;
-    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
     for (size_t i = 0; i < p.n_rows; i++)
         assert_true(p.rows[i].count >= 2);
     assert_non_null(row_of(&p, "h100-sxm", 2));
@@ -308,12 +271,12 @@ static void pick_70b_fp8(void **state)
 static void pick_upgrade(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-70b");
+    struct vf_model m = th_model("llama-3.1-70b");
     struct vf_workload w = {.ctx_tokens = 8192, .users = 1};
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("awq", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
     assert_true(p.low_bits);
     assert_string_equal(p.upgrade_quant.name, "fp8");
     assert_non_null(p.upgrade);
@@ -326,12 +289,12 @@ static void pick_upgrade(void **state)
 static void pick_kv_fix(void **state)
 {
     (void)state;
-    struct vf_model m = model("qwen3-32b");
+    struct vf_model m = th_model("qwen3-32b");
     struct vf_workload w = {.ctx_tokens = 32768, .users = 4};
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("Q4_K_M", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(arena, cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
     /* KV 4 x 32768 x 262144 B = 32 GiB at 16 bit: too much for 48 GB with ~18.5 GiB of
      * weights; at q8_0 (34/32 B per element) 17 GiB: the L40S fits then */
     bool l40s = false;
@@ -360,5 +323,5 @@ int main(void)
         cmocka_unit_test(guide_weights_table),
         cmocka_unit_test(guide_kv_sentences),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -10,48 +10,11 @@
 
 #include "internal.h"
 
-static struct vf_catalog *cat;
-static struct vf_arena *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    struct vf_error err = {0};
-    arena = vf_arena_open(0);
-    return vf_catalog_open(&cat, NULL, &err) || !arena;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    vf_catalog_close(cat);
-    vf_arena_close(arena);
-    return 0;
-}
-
-static struct vf_model model(const char *ref)
-{
-    struct vf_model m;
-    struct vf_error err = {0};
-    if (vf_model_resolve(arena, cat, ref, &m, &err))
-        fail_msg("%s", err.msg);
-    return m;
-}
-
-static uint64_t component(const struct vf_estimate *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_components; i++)
-        if (!strcmp(e->components[i].name, name))
-            return e->components[i].bytes;
-    fail_msg("no component %s", name);
-    return 0;
-}
-
 /* weights + gradients + optimizer states + master copy on one GPU */
 static uint64_t states(const struct vf_estimate *e)
 {
-    return component(e, "weights") + component(e, "gradients") + component(e, "optimizer_states") +
-           component(e, "master_weights");
+    return th_component(e, "weights") + th_component(e, "gradients") +
+           th_component(e, "optimizer_states") + th_component(e, "master_weights");
 }
 
 static struct vf_estimate train(const struct vf_model *m, struct vf_workload w)
@@ -59,7 +22,7 @@ static struct vf_estimate train(const struct vf_model *m, struct vf_workload w)
     struct vf_estimate e;
     struct vf_error err = {0};
     w.task = VF_TASK_TRAIN;
-    if (vf_estimate(arena, m, &w, &e, &err))
+    if (vf_estimate(th_arena, m, &w, &e, &err))
         fail_msg("%s", err.msg);
     return e;
 }
@@ -78,7 +41,7 @@ static struct vf_model synthetic(uint32_t layers, uint64_t per_layer)
     m.n_layers = layers;
     m.hidden = 1024;
     m.native_dtype = VF_DT_BF16;
-    m.groups = vf_arena_alloc(arena, layers * sizeof *m.groups);
+    m.groups = vf_arena_alloc(th_arena, layers * sizeof *m.groups);
     assert_non_null(m.groups);
     for (uint32_t l = 0; l < layers; l++)
         m.groups[l] = (struct vf_tgroup){.cls = VF_T_OTHER,
@@ -113,10 +76,10 @@ static void zero_paper(void **state)
 
     w.train.zero = VF_ZERO_0;
     struct vf_estimate e = train(&m, w);
-    assert_u64(component(&e, "weights"), 15000000000ULL);
-    assert_u64(component(&e, "gradients"), 15000000000ULL);
-    assert_u64(component(&e, "master_weights"), 30000000000ULL);
-    assert_u64(component(&e, "optimizer_states"), 60000000000ULL);
+    assert_u64(th_component(&e, "weights"), 15000000000ULL);
+    assert_u64(th_component(&e, "gradients"), 15000000000ULL);
+    assert_u64(th_component(&e, "master_weights"), 30000000000ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 60000000000ULL);
     assert_u64(states(&e), 120000000000ULL);
 
     w.train.zero = VF_ZERO_1;
@@ -154,14 +117,14 @@ static void guide_16_bytes(void **state)
     struct vf_estimate e = train(&m7, (struct vf_workload){0});
     assert_u64(states(&e), 112000000000ULL);
 
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     e = train(&m, (struct vf_workload){.ctx_tokens = 2048});
     assert_u64(m.params, 8030261248ULL);
     assert_u64(e.trainable_params, 8030261248ULL);
-    assert_u64(component(&e, "weights"), 2 * 8030261248ULL);
-    assert_u64(component(&e, "gradients"), 2 * 8030261248ULL);
-    assert_u64(component(&e, "master_weights"), 4 * 8030261248ULL);
-    assert_u64(component(&e, "optimizer_states"), 8 * 8030261248ULL);
+    assert_u64(th_component(&e, "weights"), 2 * 8030261248ULL);
+    assert_u64(th_component(&e, "gradients"), 2 * 8030261248ULL);
+    assert_u64(th_component(&e, "master_weights"), 4 * 8030261248ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 8 * 8030261248ULL);
     assert_u64(states(&e), 128484179968ULL);
     /* and no 80 GB card holds it (H100: 79.22 GiB usable) */
     assert_true(e.total_bytes > 85061533696ULL);
@@ -176,13 +139,13 @@ static void guide_16_bytes(void **state)
 static void optimizers(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.train = {.optimizer = VF_OPT_ADAMW8BIT}};
     struct vf_estimate e = train(&m, w);
-    assert_u64(component(&e, "optimizer_states"), 16311468160ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 16311468160ULL);
     w.train.optimizer = VF_OPT_SGD;
     e = train(&m, w);
-    assert_u64(component(&e, "optimizer_states"), 32121044992ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 32121044992ULL);
     assert_string_equal(vf_optimizer_name(VF_OPT_ADAMW8BIT), "adamw8bit");
     assert_string_equal(vf_train_method_name(VF_TRAIN_QLORA), "qlora");
 }
@@ -200,15 +163,15 @@ static void optimizers(void **state)
 static void lora_params(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_estimate e = train(&m, (struct vf_workload){.train = {.method = VF_TRAIN_LORA}});
     assert_u64(e.trainable_params, 41943040ULL);
     assert_int_equal(e.train.lora_rank, 16);
     assert_u64(e.weights_bytes, 16060522496ULL);
-    assert_u64(component(&e, "weights"), 16228294656ULL);
-    assert_u64(component(&e, "gradients"), 167772160ULL);
-    assert_u64(component(&e, "optimizer_states"), 335544320ULL);
-    assert_u64(component(&e, "master_weights"), 0);
+    assert_u64(th_component(&e, "weights"), 16228294656ULL);
+    assert_u64(th_component(&e, "gradients"), 167772160ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 335544320ULL);
+    assert_u64(th_component(&e, "master_weights"), 0);
 
     /* r = 8: half of it */
     e = train(&m, (struct vf_workload){.train = {.method = VF_TRAIN_LORA, .lora_rank = 8}});
@@ -229,12 +192,12 @@ static void lora_params(void **state)
 static void qlora_base(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_estimate e = train(&m, (struct vf_workload){.train = {.method = VF_TRAIN_QLORA}});
     assert_u64(e.weights_bytes, 5702310784ULL);
     assert_int_equal(e.weights.kind, VF_QK_NF4);
     assert_u64(e.trainable_params, 41943040ULL);
-    assert_u64(component(&e, "weights"), 5702310784ULL + 167772160ULL + 117440512ULL);
+    assert_u64(th_component(&e, "weights"), 5702310784ULL + 167772160ULL + 117440512ULL);
 }
 
 /*
@@ -250,21 +213,21 @@ static void qlora_base(void **state)
 static void checkpointing(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.ctx_tokens = 2048};
     struct vf_estimate e = train(&m, w);
-    assert_u64(component(&e, "activations"), 12138848256ULL);
-    assert_u64(component(&e, "logits"), 3152019456ULL);
+    assert_u64(th_component(&e, "activations"), 12138848256ULL);
+    assert_u64(th_component(&e, "logits"), 3152019456ULL);
     uint64_t before = e.total_bytes;
     w.train.grad_checkpointing = true;
     e = train(&m, w);
-    assert_u64(component(&e, "activations"), 964976640ULL);
-    assert_u64(component(&e, "logits"), 3152019456ULL);
+    assert_u64(th_component(&e, "activations"), 964976640ULL);
+    assert_u64(th_component(&e, "logits"), 3152019456ULL);
     assert_true(e.total_bytes < before);
     /* activations scale with batch x sequence */
     w.train.batch = 2;
     e = train(&m, w);
-    assert_u64(component(&e, "activations"), 2 * 964976640ULL);
+    assert_u64(th_component(&e, "activations"), 2 * 964976640ULL);
     assert_u64(e.users, 2);
 }
 
@@ -279,14 +242,14 @@ static void checkpointing(void **state)
 static void zero3_8gpus(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_estimate one = train(&m, (struct vf_workload){.ctx_tokens = 2048});
     struct vf_estimate e = train(&m, (struct vf_workload){.ctx_tokens = 2048, .gpus = 8});
-    assert_u64(component(&e, "weights"), 3058238464ULL);
-    assert_u64(component(&e, "gradients"), 3058238464ULL);
-    assert_u64(component(&e, "master_weights"), 4015130624ULL);
-    assert_u64(component(&e, "optimizer_states"), 8030261248ULL);
-    assert_u64(component(&e, "activations"), component(&one, "activations"));
+    assert_u64(th_component(&e, "weights"), 3058238464ULL);
+    assert_u64(th_component(&e, "gradients"), 3058238464ULL);
+    assert_u64(th_component(&e, "master_weights"), 4015130624ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 8030261248ULL);
+    assert_u64(th_component(&e, "activations"), th_component(&one, "activations"));
     assert_int_equal(e.gpus, 8);
     assert_true(e.total_bytes < one.total_bytes / 3);
     /* ZeRO-0 (plain DDP) on 8 GPUs holds everything on each */
@@ -306,12 +269,12 @@ static void zero3_8gpus(void **state)
 static void guide_qlora(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_workload w = {.ctx_tokens = 2048,
                             .train = {.method = VF_TRAIN_QLORA, .grad_checkpointing = true}};
     struct vf_estimate e = train(&m, w);
     assert_true(e.total_bytes >= 10000000000ULL && e.total_bytes <= 16000000000ULL);
-    struct vf_model m70 = model("llama-3.1-70b");
+    struct vf_model m70 = th_model("llama-3.1-70b");
     e = train(&m70, w);
     assert_true(e.total_bytes >= 43200000000ULL && e.total_bytes <= 52800000000ULL);
 }
@@ -320,7 +283,7 @@ static void guide_qlora(void **state)
 static void defaults_and_errors(void **state)
 {
     (void)state;
-    struct vf_model m = model("llama-3.1-8b");
+    struct vf_model m = th_model("llama-3.1-8b");
     struct vf_estimate e = train(&m, (struct vf_workload){0});
     assert_u64(e.ctx_tokens, 2048);
     assert_u64(e.users, 1);
@@ -336,13 +299,13 @@ static void defaults_and_errors(void **state)
     struct vf_error err = {0};
     struct vf_workload w = {.task = VF_TASK_TRAIN, .train = {.method = VF_TRAIN_FULL}};
     assert_int_equal(vf_quant_parse("nf4", &w.weights, &err), VF_OK);
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
     w.train.method = VF_TRAIN_LORA; /* LoRA on a frozen NF4 base is QLoRA by another name */
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
     assert_u64(e.weights_bytes, 5702310784ULL);
     w = (struct vf_workload){.task = VF_TASK_TRAIN, .train = {.batch = 1}};
     w.ctx_tokens = VF_MAX_CTX_TOKENS + 1;
-    assert_int_equal(vf_estimate(arena, &m, &w, &e, &err), VF_ERANGE);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_ERANGE);
 }
 
 int main(void)
@@ -354,5 +317,5 @@ int main(void)
         cmocka_unit_test(zero3_8gpus),         cmocka_unit_test(guide_qlora),
         cmocka_unit_test(defaults_and_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
