@@ -402,6 +402,57 @@ static void flag_tensors(const struct cfg *c, struct vf_model *m, struct extras 
     }
 }
 
+/*
+ * compressed-tensors (llm-compressor checkpoints): the weights scheme of the first config group
+ * that targets Linear layers: 8-bit float -> fp8 (per-channel or per-tensor scales), 8-bit int
+ * -> int8, 4-bit float with groups of 16 -> nvfp4, 4-bit int with a group size -> int4 with a
+ * 16-bit scale per group, counted with AWQ's layout (its packed zero points add 0.4 % that a
+ * symmetric scheme does not store).
+ * Layers listed in "ignore" (lm_head, routers) stay 16-bit, which the default class set
+ * already does (F-W-04).
+ */
+static enum vf_err compressed_tensors(const struct cfg *c, const json_t *q, struct vf_model *m)
+{
+    const json_t *groups = json_object_get(q, "config_groups");
+    const char *key;
+    json_t *grp, *weights = NULL;
+    json_object_foreach((json_t *)groups, key, grp)
+    {
+        (void)key;
+        if (!weights)
+            weights = json_object_get(grp, "weights");
+    }
+    if (!json_is_object(weights))
+        return vf__errf(c->err, VF_EFORMAT,
+                        "config: '%s': compressed-tensors quantization_config has no "
+                        "config_groups.*.weights scheme",
+                        c->origin);
+    json_int_t bits = json_integer_value(json_object_get(weights, "num_bits"));
+    const char *type = json_string_value(json_object_get(weights, "type"));
+    json_int_t grp_size = json_integer_value(json_object_get(weights, "group_size"));
+    bool is_float = type && !strcmp(type, "float");
+    if (bits == 8) {
+        m->native.kind = VF_QK_PLAIN;
+        m->native.dtype = is_float ? VF_DT_FP8 : VF_DT_INT8;
+        strcpy(m->native.name, is_float ? "fp8" : "int8");
+    } else if (bits == 4 && is_float) {
+        m->native.kind = VF_QK_PLAIN;
+        m->native.dtype = VF_DT_NVFP4;
+        strcpy(m->native.name, "nvfp4");
+    } else if (bits == 4) {
+        m->native.kind = VF_QK_AWQ;
+        m->native.dtype = VF_DT_INT4;
+        m->native.group = grp_size > 0 && grp_size <= 65536 ? (uint32_t)grp_size : 128;
+        strcpy(m->native.name, "int4");
+    } else {
+        return vf__errf(c->err, VF_EUNSUPPORTED,
+                        "config: '%s': compressed-tensors with %d-bit %s weights is not "
+                        "supported (known: 8-bit float/int, 4-bit float/int)",
+                        c->origin, (int)bits, type ? type : "?");
+    }
+    return VF_OK;
+}
+
 /* Native storage from torch_dtype and quantization_config (see FORMULAS.md F-W notes). */
 static enum vf_err native(const struct cfg *c, struct vf_model *m)
 {
@@ -451,10 +502,12 @@ static enum vf_err native(const struct cfg *c, struct vf_model *m)
             m->native.dtype = VF_DT_INT8;
             strcpy(m->native.name, "int8");
         }
+    } else if (is(meth, "compressed-tensors")) {
+        return compressed_tensors(c, q, m);
     } else {
         return vf__errf(c->err, VF_EUNSUPPORTED,
                         "config: '%s': quantization_config quant_method '%s' is not supported "
-                        "(known: fp8, mxfp4, awq, gptq, bitsandbytes)",
+                        "(known: fp8, mxfp4, awq, gptq, bitsandbytes, compressed-tensors)",
                         c->origin, meth ? meth : "(missing)");
     }
     return VF_OK;

@@ -291,6 +291,59 @@ static void test_layer_kinds(void **state)
 
 #define BASE "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"vocab_size\": 128256, "
 
+/* Parses an inline config into *m in arena *a (the caller closes it). */
+static struct vf_arena *parse_model(const char *text, struct vf_model *m)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_error err = {0};
+    if (vf_model_from_config(a, text, strlen(text), "x/config.json", m, &err))
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+/* quantization_config of llm-compressor checkpoints (compressed-tensors) and a multimodal
+ * config whose decoder sits in text_config. */
+static void test_quant_configs(void **state)
+{
+    (void)state;
+    struct vf_model m;
+#define LLAMA2L                                                                          \
+    "\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"num_attention_heads\": 32, " \
+    "\"num_key_value_heads\": 8, \"max_position_embeddings\": 8192, "
+    struct vf_arena *a = parse_model(
+        "{" BASE LLAMA2L "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", "
+        "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": "
+        "{\"num_bits\": 8, \"type\": \"float\", \"strategy\": \"channel\"}}}}}",
+        &m);
+    assert_int_equal(m.native.dtype, VF_DT_FP8);
+    assert_string_equal(m.native.name, "fp8");
+    vf_arena_close(a);
+    a = parse_model("{" BASE LLAMA2L "\"quantization_config\": {\"quant_method\": "
+                    "\"compressed-tensors\", \"config_groups\": {\"g\": {\"weights\": "
+                    "{\"num_bits\": 4, \"type\": \"int\", \"group_size\": 32}}}}}",
+                    &m);
+    assert_int_equal(m.native.kind, VF_QK_AWQ);
+    assert_int_equal(m.native.group, 32);
+    vf_arena_close(a);
+    struct vf_error err;
+    assert_int_equal(parse_text("{" BASE LLAMA2L "\"quantization_config\": {\"quant_method\": "
+                                "\"compressed-tensors\", \"config_groups\": {}}}",
+                                &err),
+                     VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "no config_groups.*.weights"));
+    /* text_config: the decoder of a vision-language model; the vision tower's weights come
+     * from the safetensors headers when they are read (F-W-11) */
+    a = parse_model("{\"model_type\": \"llava\", \"vision_config\": {\"hidden_size\": 1024}, "
+                    "\"text_config\": {" BASE LLAMA2L "\"torch_dtype\": \"bfloat16\"}}",
+                    &m);
+    assert_u64(m.n_layers, 2);
+    assert_u64(m.n_kv_heads, 8);
+    /* F-KV-01: 2 x 2 layers x 8 x 128 x 2 B */
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 8192);
+    vf_arena_close(a);
+#undef LLAMA2L
+}
+
 static void test_malformed(void **state)
 {
     struct vf_error err;
@@ -369,7 +422,7 @@ int main(void)
         cmocka_unit_test(test_kv_mla),       cmocka_unit_test(test_reference),
         cmocka_unit_test(test_groups),       cmocka_unit_test(test_layer_kinds),
         cmocka_unit_test(test_malformed),    cmocka_unit_test(test_lenient),
-        cmocka_unit_test(test_params_ref),
+        cmocka_unit_test(test_params_ref),   cmocka_unit_test(test_quant_configs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
