@@ -45,6 +45,13 @@ static bool is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Is this .gguf the first part of a split set or no split at all (it names a model)? */
+static bool gguf_first_part(const char *name)
+{
+    const char *of = strstr(name, "-of-");
+    return !of || of - name < 6 || !strncmp(of - 5, "00001", 5);
+}
+
 /* The model a safetensors header describes when no config.json comes with it: parameters and
  * exact bytes per tensor group; no architecture (estimates refuse it, inspect shows it). */
 static enum vf_err model_from_tensors(struct vf_arena *a, const struct vf_safetensors *st,
@@ -191,9 +198,7 @@ static enum vf_err folder_gguf(struct vf_arena *a, const char *dir, char **path,
     while ((e = readdir(d)) && seen++ < MAX_DIR_ENTRIES) {
         if (!ends_with(e->d_name, ".gguf"))
             continue;
-        /* a split set counts once, by its first part */
-        const char *of = strstr(e->d_name, "-of-");
-        if (of && of - e->d_name >= 6 && strncmp(of - 5, "00001", 5))
+        if (!gguf_first_part(e->d_name)) /* a split set counts once, by its first part */
             continue;
         if (!vf__strcasecmp(e->d_name + strlen(e->d_name) - 5, ".gguf") &&
             strstr(e->d_name, "mmproj"))
@@ -284,7 +289,14 @@ static enum vf_err from_path(struct vf_arena *a, const char *path, struct vf_mod
         return from_folder(a, path, m, err);
     if (ends_with(path, ".gguf"))
         return from_gguf_path(a, path, m, err);
-    if (ends_with(path, ".json") && !ends_with(path, ".index.json")) {
+    if (ends_with(path, ".index.json")) { /* a sharded checkpoint's index: its folder */
+        char *dir = vf_arena_strdup(a, path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+            *slash = 0;
+        return from_folder(a, slash ? dir : ".", m, err);
+    }
+    if (ends_with(path, ".json")) {
         enum vf_err rc = read_config_file(a, path, m, err);
         if (rc)
             return rc;
@@ -302,13 +314,18 @@ static enum vf_err from_path(struct vf_arena *a, const char *path, struct vf_mod
     }
     if (ends_with(path, ".safetensors")) {
         struct vf_safetensors st;
-        enum vf_err rc = read_st_file(a, path, &st, err);
-        if (rc)
-            return rc;
         char *dir = vf_arena_strdup(a, path);
         char *slash = dir ? strrchr(dir, '/') : NULL;
         if (slash)
             *slash = 0;
+        /* one shard of a sharded checkpoint stands for the whole set, as a split GGUF's part */
+        char *index = vf_arena_printf(a, "%s/%s", slash ? dir : ".", VF_ST_INDEX_NAME);
+        bool found = false;
+        enum vf_err rc = index && is_file(index)
+                             ? folder_tensors(a, slash ? dir : ".", &st, &found, err)
+                             : read_st_file(a, path, &st, err);
+        if (rc)
+            return rc;
         char *config = vf_arena_printf(a, "%s/config.json", slash ? dir : ".");
         if (config && is_file(config)) {
             rc = read_config_file(a, config, m, err);
@@ -462,6 +479,38 @@ static enum vf_err hub_tensors(struct vf_arena *a, struct vf_hub *h, const struc
     return VF_OK;
 }
 
+struct hub_part {
+    struct vf_hub *h;
+    const struct hub_ref *r;
+};
+
+/* Reads one GGUF file (or part) of the repo by range requests. */
+static enum vf_err hub_gguf_part(void *ud, struct vf_arena *a, const char *name, struct vf_gguf *g,
+                                 struct vf_error *err)
+{
+    const struct hub_part *p = ud;
+    struct vf_reader rd;
+    enum vf_err rc =
+        vf__hub_reader(a, p->h, p->r->repo, *p->r->rev ? p->r->rev : NULL, name, &rd, err);
+    return rc ? rc : vf_gguf_read(a, &rd, g, err);
+}
+
+/* A GGUF model of the repo (a split set read whole from its parts). */
+static enum vf_err hub_gguf(struct vf_arena *a, struct vf_hub *h, const struct hub_ref *r,
+                            const char *file, struct vf_model *m, struct vf_error *err)
+{
+    struct hub_part part = {h, r};
+    struct vf_gguf g;
+    enum vf_err rc = vf__gguf_read_split_with(a, file, hub_gguf_part, &part, &g, err);
+    if (!rc)
+        rc = vf_model_from_gguf(a, &g, file, m, err);
+    if (!rc) {
+        m->tensors = g.tensors;
+        m->n_tensors = (size_t)g.n_tensors;
+    }
+    return rc;
+}
+
 static enum vf_err from_hub(struct vf_arena *a, const struct hub_ref *r, struct vf_model *m,
                             struct vf_error *err)
 {
@@ -475,20 +524,14 @@ static enum vf_err from_hub(struct vf_arena *a, const struct hub_ref *r, struct 
     size_t n = 0;
     char *url = vf_arena_printf(a, "%s/%s", vf__hub_endpoint(h), r->repo);
     if (*r->file) {
-        /* one named file: a GGUF header */
-        struct vf_reader rd;
-        struct vf_gguf g;
-        if (!ends_with(r->file, ".gguf")) {
+        /* one named file: a GGUF header (a split set's part stands for the set) */
+        if (!ends_with(r->file, ".gguf"))
             rc = vf__errf(err, VF_EINVAL,
-                          "hub: '%s': only a .gguf file can be named in the "
-                          "repo (the rest is read from its config.json)",
+                          "hub: '%s': only a .gguf file can be named in the repo (the rest is "
+                          "read from its config.json)",
                           r->file);
-        } else if (!(rc = vf__hub_reader(a, h, r->repo, rev, r->file, &rd, err)) &&
-                   !(rc = vf_gguf_read(a, &rd, &g, err)) &&
-                   !(rc = vf_model_from_gguf(a, &g, r->file, m, err))) {
-            m->tensors = g.tensors;
-            m->n_tensors = (size_t)g.n_tensors;
-        }
+        else
+            rc = hub_gguf(a, h, r, r->file, m, err);
         goto done;
     }
     if ((rc = vf__hub_list(a, h, r->repo, rev, &paths, &sizes, &n, err)))
@@ -498,7 +541,8 @@ static enum vf_err from_hub(struct vf_arena *a, const struct hub_ref *r, struct 
     int n_gguf = 0;
     for (size_t i = 0; i < n; i++) {
         has_config |= !strcmp(paths[i], "config.json");
-        if (ends_with(paths[i], ".gguf") && !strstr(paths[i], "mmproj") && n_gguf++ == 0)
+        if (ends_with(paths[i], ".gguf") && !strstr(paths[i], "mmproj") &&
+            gguf_first_part(paths[i]) && n_gguf++ == 0)
             gguf = paths[i];
     }
     if (has_config) {
@@ -514,14 +558,7 @@ static enum vf_err from_hub(struct vf_arena *a, const struct hub_ref *r, struct 
         if (found)
             rc = merge_tensors(m, &st, err);
     } else if (n_gguf == 1) {
-        struct vf_reader rd;
-        struct vf_gguf g;
-        if (!(rc = vf__hub_reader(a, h, r->repo, rev, gguf, &rd, err)) &&
-            !(rc = vf_gguf_read(a, &rd, &g, err)) &&
-            !(rc = vf_model_from_gguf(a, &g, gguf, m, err))) {
-            m->tensors = g.tensors;
-            m->n_tensors = (size_t)g.n_tensors;
-        }
+        rc = hub_gguf(a, h, r, gguf, m, err);
     } else if (n_gguf > 1) {
         rc = vf__errf(err, VF_EINVAL,
                       "hub: '%s' holds %d GGUF files and no config.json: name one, e.g. "

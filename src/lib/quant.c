@@ -607,6 +607,17 @@ static uint64_t gguf_bytes(const struct vf_model *m, const struct vf_quant *q,
 
 /* ------------------------------------------------------------ entry points */
 
+/* Is q the checkpoint's own storage (NULL, VF_QK_NATIVE, or a copy of m->native)? Then the
+ * bytes the files store are the answer when they were read. */
+static bool is_native(const struct vf_model *m, const struct vf_quant *q)
+{
+    if (!q || q->kind == VF_QK_NATIVE)
+        return true;
+    const struct vf_quant *n = &m->native;
+    return q->kind == n->kind && q->dtype == n->dtype && q->ftype == n->ftype &&
+           q->group == n->group && q->classes == n->classes && !strcmp(q->name, n->name);
+}
+
 /* vf__quant_group_bytes with the recipe context of g already known (NULL: compute it). */
 static uint64_t group_bytes(const struct vf_model *m, const struct vf_quant *q,
                             const struct vf_tgroup *g, const struct recipe_ctx *pre)
@@ -616,7 +627,7 @@ static uint64_t group_bytes(const struct vf_model *m, const struct vf_quant *q,
     if (g->n_params == 0)
         return 0;
     /* F-W-01: a group read from a file has its exact stored size under the native scheme */
-    if ((!q || q->kind == VF_QK_NATIVE) && g->stored_bytes)
+    if (g->stored_bytes && is_native(m, q))
         return g->stored_bytes;
     struct geom x = geom_of(g);
     struct vf_quant plain;
@@ -710,8 +721,7 @@ uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *
 {
     /* F-W-01: the files' own total when they were read (it includes tensors no architecture
      * group holds, such as a vision tower) */
-    if (m && (!q || q->kind == VF_QK_NATIVE) && m->exact_weight_bytes &&
-        m->exact_weight_bytes != VF_UNKNOWN)
+    if (m && m->exact_weight_bytes && is_native(m, q) && m->exact_weight_bytes != VF_UNKNOWN)
         return m->exact_weight_bytes;
     if (!m || !m->groups || m->n_groups == 0)
         return VF_UNKNOWN;

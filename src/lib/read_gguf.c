@@ -1081,9 +1081,10 @@ static bool split_name(const char *path, size_t *prefix, unsigned *no, unsigned 
     return *no >= 1 && *count >= 1 && *no <= *count;
 }
 
-static enum vf_err read_path(struct vf_arena *a, const char *path, struct vf_gguf *g,
+static enum vf_err read_path(void *ud, struct vf_arena *a, const char *path, struct vf_gguf *g,
                              struct vf_error *err)
 {
+    (void)ud;
     struct vf_reader r;
     enum vf_err rc = vf_reader_open_file(&r, path, err);
     if (rc) {
@@ -1098,6 +1099,15 @@ static enum vf_err read_path(struct vf_arena *a, const char *path, struct vf_ggu
 enum vf_err vf__gguf_read_split(struct vf_arena *a, const char *path, struct vf_gguf *out,
                                 struct vf_error *err)
 {
+    return vf__gguf_read_split_with(a, path, read_path, NULL, out, err);
+}
+
+enum vf_err vf__gguf_read_split_with(struct vf_arena *a, const char *path,
+                                     enum vf_err (*read_part)(void *ud, struct vf_arena *a,
+                                                              const char *name, struct vf_gguf *g,
+                                                              struct vf_error *err),
+                                     void *ud, struct vf_gguf *out, struct vf_error *err)
+{
     size_t prefix;
     unsigned no, count;
     enum vf_err rc;
@@ -1105,7 +1115,7 @@ enum vf_err vf__gguf_read_split(struct vf_arena *a, const char *path, struct vf_
     if (!a || !path || !out)
         return vf__errf(err, VF_EINVAL, "gguf: no arena, path or output given");
     if (!split_name(path, &prefix, &no, &count)) {
-        if ((rc = read_path(a, path, out, err)))
+        if ((rc = read_part(ud, a, path, out, err)))
             return rc;
         if (out->split_count > 1)
             return vf__errf(err, VF_EFORMAT,
@@ -1130,7 +1140,7 @@ enum vf_err vf__gguf_read_split(struct vf_arena *a, const char *path, struct vf_
             rc = vf__errf(err, VF_ENOMEM, "gguf: out of memory");
             break;
         }
-        if ((rc = read_path(a, p, &parts[i], err)))
+        if ((rc = read_part(ud, a, p, &parts[i], err)))
             break;
         if (parts[i].split_count != count || parts[i].split_no != i)
             rc = vf__errf(err, VF_EFORMAT,

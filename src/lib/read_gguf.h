@@ -51,5 +51,11 @@ const char *vf__gguf_ftype_name(int ft);
  */
 enum vf_err vf__gguf_read_split(struct vf_arena *a, const char *path, struct vf_gguf *out,
                                 struct vf_error *err);
+/* The same with the parts read by read_part (the hub reads them with range requests). */
+enum vf_err vf__gguf_read_split_with(struct vf_arena *a, const char *path,
+                                     enum vf_err (*read_part)(void *ud, struct vf_arena *a,
+                                                              const char *name, struct vf_gguf *g,
+                                                              struct vf_error *err),
+                                     void *ud, struct vf_gguf *out, struct vf_error *err);
 
 #endif /* VRAMFIT_READ_GGUF_H */

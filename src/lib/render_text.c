@@ -112,8 +112,11 @@ static const char *params_text(char *buf, size_t cap, uint64_t p)
         uint64_t hundredths = (p + 5000000ULL) / 10000000ULL; /* rounded half up */
         snprintf(buf, cap, "%llu.%02llu B params", (unsigned long long)(hundredths / 100),
                  (unsigned long long)(hundredths % 100));
-    } else
+    } else if (p >= 1000000ULL) {
         snprintf(buf, cap, "%llu M params", (unsigned long long)((p + 500000) / 1000000));
+    } else {
+        snprintf(buf, cap, "%llu params", (unsigned long long)p);
+    }
     return buf;
 }
 

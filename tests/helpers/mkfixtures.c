@@ -1,0 +1,162 @@
+/*
+ * mkfixtures.c - writes the small model files the golden CLI tests read
+ * (tests/golden/inspect-file-*.test), so that they can be made again byte for byte:
+ *
+ *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -o /tmp/mkfixtures tests/helpers/mkfixtures.c
+ *   /tmp/mkfixtures tests/fixtures/models
+ *
+ * DIR/tiny-q4km.gguf: a header-only GGUF v3 (no tensor data) of a tiny llama in the types of a
+ * Q4_K_M file (general.file_type 15): Q4_K (144 B per 256 elements) for most 2-D weights, Q6_K
+ * (210 B per 256) for attn_v, ffn_down and output, F32 norms. hidden 256, 4 heads / 2 KV heads
+ * of 64, FFN 512, vocab 1000, 2 layers, context 8192:
+ *   token_embd Q4_K 256x1000  256,000 params  144,000 B
+ *   output_norm F32 256           256 params    1,024 B
+ *   output Q6_K 256x1000      256,000 params  210,000 B
+ *   per layer 590,336 params, 376,064 B (norms 2 x 1,024; q, o 2 x 36,864; k 18,432;
+ *   v 26,880; gate, up 2 x 73,728; down 107,520)
+ *   total 1,692,928 params, 1,107,152 B in 21 tensors.
+ *
+ * DIR/tiny-st/: config.json of a tiny llama (hidden 32, 2 layers, 2 heads / 1 KV head of 16,
+ * FFN 64, vocab 64, tied embeddings, bf16) and model.safetensors with every tensor in BF16 and
+ * its (zero) data, so the file is whole (the reader checks the data offsets against its size):
+ *   embed_tokens 64x32 = 2,048; per layer q 32x32 1,024 + k, v 16x32 2 x 512 + o 1,024 +
+ *   gate, up 64x32 2 x 2,048 + down 32x64 2,048 + norms 2 x 32 = 9,280; final norm 32
+ *   total 2,048 + 2 x 9,280 + 32 = 20,640 params, 41,280 B of data.
+ */
+#include "mkgguf.c"
+#include "mksafetensors.c"
+
+#include <sys/stat.h>
+
+static void die(const char *what)
+{
+    fprintf(stderr, "mkfixtures: cannot write %s\n", what);
+    exit(1);
+}
+
+static void write_gguf(const char *dir)
+{
+    static const struct {
+        const char *suffix;
+        uint32_t nd;
+        uint64_t d0, d1;
+        uint32_t type;
+    } layer[] = {
+        {"attn_norm.weight", 1, 256, 0, 0},      {"attn_q.weight", 2, 256, 256, 12},
+        {"attn_k.weight", 2, 256, 128, 12},      {"attn_v.weight", 2, 256, 128, 14},
+        {"attn_output.weight", 2, 256, 256, 12}, {"ffn_norm.weight", 1, 256, 0, 0},
+        {"ffn_gate.weight", 2, 256, 512, 12},    {"ffn_up.weight", 2, 256, 512, 12},
+        {"ffn_down.weight", 2, 512, 256, 14},
+    };
+    static char names[32][64];
+    struct mkg_t ts[32];
+    size_t n = 0;
+    snprintf(names[n], 64, "token_embd.weight");
+    ts[n] = (struct mkg_t){names[n], 2, {256, 1000}, 12};
+    n++;
+    for (unsigned l = 0; l < 2; l++)
+        for (size_t i = 0; i < sizeof layer / sizeof layer[0]; i++) {
+            snprintf(names[n], 64, "blk.%u.%s", l, layer[i].suffix);
+            ts[n] =
+                (struct mkg_t){names[n], layer[i].nd, {layer[i].d0, layer[i].d1}, layer[i].type};
+            n++;
+        }
+    snprintf(names[n], 64, "output_norm.weight");
+    ts[n] = (struct mkg_t){names[n], 1, {256}, 0};
+    n++;
+    snprintf(names[n], 64, "output.weight");
+    ts[n] = (struct mkg_t){names[n], 2, {256, 1000}, 14};
+    n++;
+
+    struct mkg w = {0};
+    mkg_header(&w, 3, n, 13);
+    mkg_kv_str(&w, "general.architecture", "llama");
+    mkg_kv_str(&w, "general.name", "tiny-q4km");
+    mkg_kv_u32(&w, "general.file_type", 15); /* MOSTLY_Q4_K_M */
+    mkg_kv_u32(&w, "general.alignment", 32);
+    mkg_kv_u32(&w, "llama.block_count", 2);
+    mkg_kv_u32(&w, "llama.context_length", 8192);
+    mkg_kv_u32(&w, "llama.embedding_length", 256);
+    mkg_kv_u32(&w, "llama.feed_forward_length", 512);
+    mkg_kv_u32(&w, "llama.attention.head_count", 4);
+    mkg_kv_u32(&w, "llama.attention.head_count_kv", 2);
+    mkg_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    mkg_kv_u32(&w, "llama.rope.dimension_count", 64);
+    mkg_kv_u32(&w, "llama.vocab_size", 1000);
+    mkg_tensors(&w, ts, n, 32, false);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tiny-q4km.gguf", dir);
+    if (mkg_save(&w, p))
+        die(p);
+    mkg_free(&w);
+}
+
+static const char tiny_config[] = "{\n"
+                                  "  \"architectures\": [\"LlamaForCausalLM\"],\n"
+                                  "  \"model_type\": \"llama\",\n"
+                                  "  \"hidden_size\": 32,\n"
+                                  "  \"intermediate_size\": 64,\n"
+                                  "  \"num_hidden_layers\": 2,\n"
+                                  "  \"num_attention_heads\": 2,\n"
+                                  "  \"num_key_value_heads\": 1,\n"
+                                  "  \"head_dim\": 16,\n"
+                                  "  \"vocab_size\": 64,\n"
+                                  "  \"max_position_embeddings\": 2048,\n"
+                                  "  \"tie_word_embeddings\": true,\n"
+                                  "  \"rms_norm_eps\": 1e-05,\n"
+                                  "  \"torch_dtype\": \"bfloat16\"\n"
+                                  "}\n";
+
+static void write_st(const char *dir)
+{
+    static const struct {
+        const char *suffix;
+        unsigned nd;
+        uint64_t d0, d1;
+    } layer[] = {
+        {"input_layernorm.weight", 1, 32, 0},   {"self_attn.q_proj.weight", 2, 32, 32},
+        {"self_attn.k_proj.weight", 2, 16, 32}, {"self_attn.v_proj.weight", 2, 16, 32},
+        {"self_attn.o_proj.weight", 2, 32, 32}, {"post_attention_layernorm.weight", 1, 32, 0},
+        {"mlp.gate_proj.weight", 2, 64, 32},    {"mlp.up_proj.weight", 2, 64, 32},
+        {"mlp.down_proj.weight", 2, 32, 64},
+    };
+    static char names[32][64];
+    struct mkst_tensor t[32];
+    size_t n = 0;
+    snprintf(names[n], 64, "model.embed_tokens.weight");
+    t[n] = (struct mkst_tensor){names[n], "BF16", 2, {64, 32}};
+    n++;
+    for (unsigned l = 0; l < 2; l++)
+        for (size_t i = 0; i < sizeof layer / sizeof layer[0]; i++) {
+            snprintf(names[n], 64, "model.layers.%u.%s", l, layer[i].suffix);
+            t[n] = (struct mkst_tensor){names[n], "BF16", layer[i].nd, {layer[i].d0, layer[i].d1}};
+            n++;
+        }
+    snprintf(names[n], 64, "model.norm.weight");
+    t[n] = (struct mkst_tensor){names[n], "BF16", 1, {32}};
+    n++;
+
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tiny-st", dir);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/tiny-st/config.json", dir);
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(tiny_config, 1, sizeof tiny_config - 1, f) != sizeof tiny_config - 1 ||
+        fclose(f))
+        die(p);
+    snprintf(p, sizeof p, "%s/tiny-st/model.safetensors", dir);
+    if (mkst_write(p, t, n, "pt"))
+        die(p);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mkfixtures DIR\n");
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    write_gguf(argv[1]);
+    write_st(argv[1]);
+    return 0;
+}
