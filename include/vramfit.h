@@ -446,6 +446,21 @@ struct vf_diffusion_opts {
     bool tiled_vae;         /* VAE Decode (Tiled) */
 };
 
+/*
+ * Engine options in the engine's own spelling ("--gpu-memory-utilization" "0.85", "-ngl" "20",
+ * "num_ctx" "8192", "OLLAMA_KV_CACHE_TYPE" "q8_0"), passed through to the engine, which parses
+ * and validates them (VF_EINVAL naming the option and the accepted forms). Keys are the
+ * primary names of the engine's struct vf_engine_flag table.
+ */
+#define VF_MAX_ENGINE_OPTS 32
+struct vf_engine_opts {
+    const char *key[VF_MAX_ENGINE_OPTS];
+    const char *value[VF_MAX_ENGINE_OPTS]; /* NULL for a flag without a value */
+    size_t n;
+};
+/* The value of option `key` (NULL when absent; "" for a flag given without a value). */
+const char *vf_engine_opt(const struct vf_engine_opts *o, const char *key);
+
 struct vf_workload {
     enum vf_task task;
     const char *engine;      /* NULL: the task's default engine (generic, pytorch, comfyui) */
@@ -458,10 +473,13 @@ struct vf_workload {
     bool no_upgrade;         /* pick: do not look for the 8-bit alternative */
     struct vf_train_opts train;
     struct vf_diffusion_opts diffusion;
+    struct vf_engine_opts opts; /* the engine's own flags */
 };
 
 #define VF_MAX_COMPONENTS  16
 #define VF_MAX_ASSUMPTIONS 24
+#define VF_MAX_EXTRAS      24
+#define VF_MAX_LINES       8
 
 /* A device index of a component: a GPU (0..), every GPU alike, or the host. */
 #define VF_DEV_ALL_GPUS (-1)
@@ -497,6 +515,30 @@ struct vf_estimate {
     uint64_t diffusion_tokens; /* image/video: tokens the transformer attends over */
     const char *peak_phase;    /* image/video: "denoise", "vae_decode", ... */
     struct vf_diffusion_opts diffusion;
+    /* Engine results (JSON: an object named extra_name, e.g. "vllm", "llamacpp"). */
+    const char *extra_name;
+    struct vf_extra {
+        const char *key; /* "kv_cache_tokens" */
+        int kind;        /* VF_EXTRA_U64, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL */
+        uint64_t u64;    /* VF_UNKNOWN prints null */
+        double real;
+        const char *text;
+    } extras[VF_MAX_EXTRAS];
+    size_t n_extras;
+    /* What the engine itself would print, and the flags that would make it fit, as lines. */
+    const char *lines[VF_MAX_LINES];
+    size_t n_lines;
+    const char *fixes[VF_MAX_LINES];
+    size_t n_fixes;
+};
+enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
+
+/* A flag an engine takes, in its own spelling. */
+struct vf_engine_flag {
+    const char *name;  /* "--max-model-len", "-ngl", "num_ctx", "OLLAMA_KV_CACHE_TYPE" */
+    const char *alias; /* another spelling or NULL ("--n-gpu-layers") */
+    bool takes_value;
+    const char *help; /* one line, with the accepted forms */
 };
 
 /* One engine: every estimator sits behind this table (issue 4 adds more rows). */
@@ -509,6 +551,7 @@ struct vf_engine {
     enum vf_err (*estimate)(struct vf_arena *a, const struct vf_model *m,
                             const struct vf_workload *w, struct vf_estimate *out,
                             struct vf_error *err);
+    const struct vf_engine_flag *flags; /* its own flags (NULL-name terminated), or NULL */
 };
 /* The engine by name (case-insensitive, "llama.cpp" = "llamacpp"); NULL when unknown. */
 const struct vf_engine *vf_engine_find(const char *name);
@@ -558,6 +601,9 @@ struct vf_pick_row {
     /* Short cards: does an 8-bit KV cache (q8_0 for GGUF, fp8 otherwise) make it fit? */
     enum vf_dtype kv_fix; /* VF_DT_DEFAULT when not tried (the KV cache is already small) */
     bool kv_fix_fits;
+    /* An offer converted with --fx: `offer` is the converted copy, this the catalog's. */
+    const struct vf_offer *original;
+    uint64_t fx_micro;
 };
 
 struct vf_pick {
@@ -583,11 +629,24 @@ struct vf_pick {
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */
 unsigned vf_quant_bits(const struct vf_quant *q);
 
+/* How pick ranks: in one currency (NULL = EUR); offers in a currency with an explicit
+ * exchange rate (1 unit of `from` = micro/10^6 units of `currency`) are converted and ranked
+ * with it, every other currency is listed apart. */
+#define VF_MAX_FX 8
+struct vf_pick_opts {
+    const char *currency;
+    struct {
+        char from[4];
+        uint64_t micro;
+    } fx[VF_MAX_FX];
+    size_t n_fx;
+};
+
 /* Every offer of the catalog that fits, ranked (F-PICK-01); w->gpus, when set, keeps only
- * the offers of that many cards. */
+ * the offers of that many cards. opts may be NULL (EUR, no conversion). */
 enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
-                    const struct vf_workload *w, const char *currency, struct vf_pick *out,
-                    struct vf_error *err);
+                    const struct vf_workload *w, const struct vf_pick_opts *opts,
+                    struct vf_pick *out, struct vf_error *err);
 
 /* ------------------------------------------------------------ model files */
 

@@ -31,6 +31,7 @@ struct cli_opts {
     uint32_t gpus;   /* --gpus N, 0 = not given */
     const char *data_dir;
     const char *currency;
+    struct vf_pick_opts pick; /* --currency, --fx */
     double hours;
     bool json, ascii, help;
     const char *ctx_flag;        /* the spelling that set the context, for the assumptions */
@@ -59,6 +60,9 @@ struct cli_card {
 };
 int cli_resolve_card(struct vf_arena *a, const struct vf_catalog *c, const struct cli_opts *o,
                      struct cli_card *out);
+
+/* Picks the engine a model's format implies when --engine was not given (.gguf: llama.cpp). */
+void cli_default_engine(struct cli_opts *o, const struct vf_model *m);
 
 /* Adds to e's assumptions what the CLI decided from the flags' spellings (llama.cpp -c). */
 void cli_note_flags(struct vf_arena *a, const struct cli_opts *o, struct vf_estimate *e);

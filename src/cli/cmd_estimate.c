@@ -33,6 +33,7 @@ int cmd_estimate(int argc, char **argv)
     }
     if (!o.task_set)
         o.w.task = m.task;
+    cli_default_engine(&o, &m);
     if (o.gpu) {
         if ((rc = cli_resolve_card(a, cat, &o, &card)))
             goto out;

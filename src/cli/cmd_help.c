@@ -15,7 +15,7 @@ static const char main_help[] =
     "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
     "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
     "  catalog models|gpus      the built-in models and cards (--json)\n"
-    "  help [COMMAND]           this text, or a command's flags\n"
+    "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
     "exit codes: 0 yes/found, 1 error, 2 usage, 3 answered no (does not fit)\n"
@@ -59,6 +59,7 @@ static const char pick_help[] =
     "                           15-minute trial on the next bigger card\n"
     "  --currency CUR           rank offers in CUR (default EUR); others are listed apart\n"
     "  --gpus N                 only offers of N cards (--gpus 1: single cards)\n"
+    "  --fx CUR=RATE            rank CUR offers too, converted (USD=0.92: 1 USD = 0.92 EUR)\n"
     "\n"
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
@@ -93,10 +94,34 @@ const char *cli_help_text(const char *cmd)
     return NULL;
 }
 
+/* Every engine with the flags it takes in its own spelling. */
+static int engines_help(void)
+{
+    size_t n;
+    const struct vf_engine *const *all = vf_engines(&n);
+    static const char *const task_names[] = {"infer", "train", "image", "video"};
+    for (size_t i = 0; i < n; i++) {
+        printf("%s%s%s  (", all[i]->name, *all[i]->version ? " " : "", all[i]->version);
+        bool first = true;
+        for (unsigned t = 0; t < 4; t++)
+            if (all[i]->tasks & (1u << t)) {
+                printf("%s%s", first ? "--task " : ", ", task_names[t]);
+                first = false;
+            }
+        printf(")\n");
+        for (const struct vf_engine_flag *f = all[i]->flags; f && f->name; f++)
+            printf("  %s%s%s%s  %s\n", f->name, f->alias ? ", " : "", f->alias ? f->alias : "",
+                   f->takes_value ? " X" : "", f->help ? f->help : "");
+    }
+    return fflush(stdout) == EOF ? EXIT_ERR : EXIT_YES;
+}
+
 int cmd_help(int argc, char **argv)
 {
     if (argc < 2)
         return cli_print(main_help);
+    if (!strcmp(argv[1], "engines"))
+        return engines_help();
     const char *t = cli_help_text(argv[1]);
     if (!t) {
         cli_error("no help for '%s' (commands: estimate, pick, inspect, catalog)", argv[1]);

@@ -31,7 +31,8 @@ int cmd_pick(int argc, char **argv)
     }
     if (!o.task_set)
         o.w.task = m.task;
-    if (vf_estimate(a, &m, &o.w, &e, &err) || vf_pick(a, cat, &m, &o.w, o.currency, &p, &err)) {
+    cli_default_engine(&o, &m);
+    if (vf_estimate(a, &m, &o.w, &e, &err) || vf_pick(a, cat, &m, &o.w, &o.pick, &p, &err)) {
         rc = cli_lib_error(&err);
         goto out;
     }

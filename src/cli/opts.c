@@ -85,9 +85,53 @@ static bool is(const char *arg, const char *const *names, const char **inline_va
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* The engine's own flag `arg` ("--gpu-memory-utilization", "-ngl=20", "num_ctx=8192"), or
+ * NULL; *inline_val gets a value given with '='. */
+static const struct vf_engine_flag *engine_flag(const struct vf_engine *e, const char *arg,
+                                                const char **inline_val)
+{
+    *inline_val = NULL;
+    for (const struct vf_engine_flag *f = e && e->flags ? e->flags : NULL; f && f->name; f++) {
+        const char *names[] = {f->name, f->alias, NULL};
+        for (size_t i = 0; names[i]; i++) {
+            size_t l = strlen(names[i]);
+            if (!strncmp(arg, names[i], l) && (arg[l] == 0 || arg[l] == '=')) {
+                *inline_val = arg[l] == '=' ? arg + l + 1 : NULL;
+                return f;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Adds an engine option (its primary name); a repeated one takes the last value. */
+static int add_engine_opt(const char *cmd, struct cli_opts *o, const char *key, const char *val)
+{
+    struct vf_engine_opts *eo = &o->w.opts;
+    for (size_t i = 0; i < eo->n; i++)
+        if (!strcmp(eo->key[i], key)) {
+            eo->value[i] = val;
+            return 0;
+        }
+    if (eo->n == VF_MAX_ENGINE_OPTS)
+        return cli_usage(cmd, "more than %d engine options", VF_MAX_ENGINE_OPTS);
+    eo->key[eo->n] = key;
+    eo->value[eo->n] = val;
+    eo->n++;
+    return 0;
+}
+
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struct cli_opts *o)
 {
     memset(o, 0, sizeof *o);
+    /* the engine first: its own flags are known only then */
+    const struct vf_engine *engine = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--engine") && i + 1 < argc)
+            engine = vf_engine_find(argv[i + 1]);
+        else if (!strncmp(argv[i], "--engine=", 9))
+            engine = vf_engine_find(argv[i] + 9);
+    }
     o->w.task = VF_TASK_INFER;
     o->w.engine = NULL; /* the task's default engine */
     struct vf_error err = {0};
@@ -274,11 +318,35 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             if (strlen(val) != 3)
                 return cli_usage(cmd, "--currency: expected a three-letter code such as EUR");
             o->currency = val;
+            o->pick.currency = val;
+        } else if ((allow & CLI_OPT_PRICE) && is(arg, NAMES("--fx"), &val)) {
+            VALUE();
+            const char *eq = strchr(val, '=');
+            uint64_t micro;
+            if (!eq || eq - val != 3 || vf_parse_price(eq + 1, &micro, NULL) || !micro)
+                return cli_usage(cmd, "--fx: expected CUR=RATE such as USD=0.92 (1 USD = 0.92 "
+                                      "of the ranked currency)");
+            if (o->pick.n_fx == VF_MAX_FX)
+                return cli_usage(cmd, "--fx: at most %d rates", VF_MAX_FX);
+            memcpy(o->pick.fx[o->pick.n_fx].from, val, 3);
+            o->pick.fx[o->pick.n_fx].from[3] = 0;
+            o->pick.fx[o->pick.n_fx].micro = micro;
+            o->pick.n_fx++;
         } else if (is(arg, NAMES("--data-dir"), &val)) {
             VALUE();
             o->data_dir = val;
+        } else if (engine_flag(engine, arg, &val)) {
+            const struct vf_engine_flag *ef = engine_flag(engine, arg, &val);
+            if (ef->takes_value)
+                VALUE();
+            else if (val)
+                return cli_usage(cmd, "flag '%s' takes no value", ef->name);
+            int erc = add_engine_opt(cmd, o, ef->name, val);
+            if (erc)
+                return erc;
         } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage(cmd, "unknown flag '%s'", arg);
+            return cli_usage(cmd, "unknown flag '%s'%s%s", arg, engine ? " for --engine " : "",
+                             engine ? engine->name : "");
         } else if (!o->model) {
             o->model = arg;
         } else {
@@ -313,6 +381,16 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             return cli_usage(cmd, "-c %llu over %llu slots leaves no context per slot",
                              (unsigned long long)o->llamacpp_total_ctx, (unsigned long long)users);
         o->ctx_flag = "-c";
+    }
+    /* an engine's environment variables (OLLAMA_*), unless a flag gave them */
+    for (const struct vf_engine_flag *f = engine && engine->flags ? engine->flags : NULL;
+         f && f->name; f++) {
+        const char *env = strncmp(f->name, "OLLAMA_", 7) ? NULL : getenv(f->name);
+        if (env && !vf_engine_opt(&o->w.opts, f->name)) {
+            int erc = add_engine_opt(cmd, o, f->name, env);
+            if (erc)
+                return erc;
+        }
     }
     if (!o->help && !o->model)
         return cli_usage(cmd, "which model? (a catalog id such as llama-3.1-8b)");
@@ -444,4 +522,12 @@ void cli_note_flags(struct vf_arena *a, const struct cli_opts *o, struct vf_esti
                                     (unsigned long long)(o->w.users ? o->w.users : 1));
     if (s)
         e->assumptions[e->n_assumptions++] = s;
+}
+
+void cli_default_engine(struct cli_opts *o, const struct vf_model *m)
+{
+    /* DESIGN section 8: a GGUF file runs on llama.cpp unless --engine says otherwise */
+    if (!o->w.engine && o->w.task == VF_TASK_INFER && m->n_tensors && m->tensors &&
+        m->tensors[0].ggml_type >= 0 && vf_engine_find("llama.cpp"))
+        o->w.engine = "llama.cpp";
 }

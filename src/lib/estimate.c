@@ -29,6 +29,12 @@ const struct vf_engine *vf_engine_find(const char *name)
     for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
         if (!vf__strcasecmp(engines[i]->name, name))
             return engines[i];
+    /* the engines' other spellings */
+    if (!vf__strcasecmp(name, "llamacpp") || !vf__strcasecmp(name, "llama-cpp") ||
+        !vf__strcasecmp(name, "llama-server"))
+        return vf_engine_find("llama.cpp");
+    if (!vf__strcasecmp(name, "hf") || !vf__strcasecmp(name, "huggingface"))
+        return vf_engine_find("transformers");
     return NULL;
 }
 
@@ -75,6 +81,72 @@ void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
         e->assumptions[e->n_assumptions++] = s;
 }
 
+static struct vf_extra *extra(struct vf_estimate *e, const char *key, int kind)
+{
+    if (e->n_extras >= VF_MAX_EXTRAS)
+        return NULL;
+    struct vf_extra *x = &e->extras[e->n_extras++];
+    memset(x, 0, sizeof *x);
+    x->key = key;
+    x->kind = kind;
+    return x;
+}
+
+void vf__extra_u64(struct vf_estimate *e, const char *key, uint64_t v)
+{
+    struct vf_extra *x = extra(e, key, VF_EXTRA_U64);
+    if (x)
+        x->u64 = v;
+}
+
+void vf__extra_real(struct vf_estimate *e, const char *key, double v)
+{
+    struct vf_extra *x = extra(e, key, VF_EXTRA_REAL);
+    if (x)
+        x->real = v;
+}
+
+void vf__extra_text(struct vf_estimate *e, const char *key, const char *v)
+{
+    struct vf_extra *x = extra(e, key, VF_EXTRA_TEXT);
+    if (x)
+        x->text = v;
+}
+
+void vf__extra_bool(struct vf_estimate *e, const char *key, bool v)
+{
+    struct vf_extra *x = extra(e, key, VF_EXTRA_BOOL);
+    if (x)
+        x->u64 = v;
+}
+
+static void add_line(struct vf_arena *a, const char **lines, size_t *n, const char *fmt, va_list ap)
+{
+    if (*n >= VF_MAX_LINES)
+        return;
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    const char *s = vf_arena_strdup(a, buf);
+    if (s)
+        lines[(*n)++] = s;
+}
+
+void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_line(a, e->lines, &e->n_lines, fmt, ap);
+    va_end(ap);
+}
+
+void vf__fix(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_line(a, e->fixes, &e->n_fixes, fmt, ap);
+    va_end(ap);
+}
+
 struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, uint64_t bytes,
                                        const char *phase, const char *note)
 {
@@ -96,6 +168,14 @@ uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu)
         if (e->components[i].device == VF_DEV_ALL_GPUS || e->components[i].device == gpu)
             sum = vf__sat_add(sum, e->components[i].bytes);
     return sum;
+}
+
+const char *vf_engine_opt(const struct vf_engine_opts *o, const char *key)
+{
+    for (size_t i = 0; o && i < o->n; i++)
+        if (!strcmp(o->key[i], key))
+            return o->value[i] ? o->value[i] : "";
+    return NULL;
 }
 
 const char *vf_task_name(enum vf_task t)

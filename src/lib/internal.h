@@ -149,15 +149,30 @@ extern const struct vf__gpu_backend vf__gpu_backend_fake;
 
 /* ---------------------------------------------------------------- engines */
 
-extern const struct vf_engine vf__engine_generic; /* est_generic.c: LLM inference */
-extern const struct vf_engine vf__engine_pytorch; /* est_train.c: training, fine-tuning */
-extern const struct vf_engine vf__engine_comfyui; /* est_diffusion.c: image and video */
+extern const struct vf_engine vf__engine_generic;      /* est_generic.c: LLM inference */
+extern const struct vf_engine vf__engine_pytorch;      /* est_train.c: training, fine-tuning */
+extern const struct vf_engine vf__engine_comfyui;      /* est_diffusion.c: image and video */
+extern const struct vf_engine vf__engine_vllm;         /* est_vllm.c */
+extern const struct vf_engine vf__engine_llamacpp;     /* est_llamacpp.c */
+extern const struct vf_engine vf__engine_ollama;       /* est_ollama.c */
+extern const struct vf_engine vf__engine_transformers; /* est_transformers.c */
 
 /* Appends a formatted assumption to e (arena-allocated; silently capped). */
 void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
 /* Appends a component on every GPU alike; returns it (NULL when the table is full). */
 struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, uint64_t bytes,
                                        const char *phase, const char *note);
+/* Engine results (JSON object e->extra_name): a number (VF_UNKNOWN = null), a real, a text,
+ * a bool. Silently capped at VF_MAX_EXTRAS; key and text must outlive e (static or arena). */
+void vf__extra_u64(struct vf_estimate *e, const char *key, uint64_t v);
+void vf__extra_real(struct vf_estimate *e, const char *key, double v);
+void vf__extra_text(struct vf_estimate *e, const char *key, const char *v);
+void vf__extra_bool(struct vf_estimate *e, const char *key, bool v);
+/* Appends a line the engine itself would print ("GPU KV cache size: 123,456 tokens"), or a
+ * fix in the engine's own flags ("--max-model-len 16384  fits 4 users"), formatted in a. */
+void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
+void vf__fix(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
+
 /* The sum of the components on one GPU (VF_DEV_ALL_GPUS ones and that GPU's own). */
 uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu);
 

@@ -98,10 +98,11 @@ static enum vf_err try_kv_fix(struct vf_arena *a, const struct vf_model *m,
 }
 
 enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
-                    const struct vf_workload *w, const char *currency, struct vf_pick *out,
-                    struct vf_error *err)
+                    const struct vf_workload *w, const struct vf_pick_opts *opts,
+                    struct vf_pick *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
+    const char *currency = opts ? opts->currency : NULL;
     snprintf(out->currency, sizeof out->currency, "%s", currency && *currency ? currency : "EUR");
     size_t cap = c->n_offers + c->n_gpus + 1;
     struct vf_pick_row *fit_rows = vf_arena_alloc(a, cap * sizeof *fit_rows);
@@ -125,6 +126,24 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
         cand[n_cand].gpu = g;
         cand[n_cand].offer = &c->offers[i];
         cand[n_cand].count = c->offers[i].count;
+        /* F-PICK-04: an explicit exchange rate brings the offer into the ranked currency */
+        for (size_t k = 0; opts && k < opts->n_fx && k < VF_MAX_FX; k++) {
+            if (strcmp(opts->fx[k].from, c->offers[i].currency) ||
+                !strcmp(c->offers[i].currency, out->currency))
+                continue;
+            struct vf_offer *conv = vf_arena_alloc(a, sizeof *conv);
+            if (!conv)
+                return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+            *conv = c->offers[i];
+            conv->price_micro =
+                (uint64_t)(((unsigned __int128)c->offers[i].price_micro * opts->fx[k].micro +
+                            500000) /
+                           1000000);
+            memcpy(conv->currency, out->currency, sizeof conv->currency);
+            cand[n_cand].original = &c->offers[i];
+            cand[n_cand].fx_micro = opts->fx[k].micro;
+            cand[n_cand].offer = conv;
+        }
         n_cand++;
     }
     qsort(cand, n_cand, sizeof *cand, by_price);
@@ -205,7 +224,9 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
             return err ? err->code : VF_EINVAL;
         }
         struct vf_pick p8;
-        enum vf_err rc = vf_pick(a, c, m, &w8, out->currency, &p8, err);
+        struct vf_pick_opts o8 = opts ? *opts : (struct vf_pick_opts){0};
+        o8.currency = out->currency;
+        enum vf_err rc = vf_pick(a, c, m, &w8, &o8, &p8, err);
         if (rc)
             return rc;
         out->low_bits = true;

@@ -128,6 +128,27 @@ static json_t *estimate_json(const struct vf_estimate *e)
     for (size_t i = 0; i < e->n_assumptions; i++)
         json_array_append_new(as, json_string(e->assumptions[i]));
     json_object_set_new(o, "assumptions", as);
+    if (e->extra_name && e->n_extras) {
+        json_t *x = json_object();
+        for (size_t i = 0; i < e->n_extras; i++) {
+            const struct vf_extra *v = &e->extras[i];
+            json_t *j = v->kind == VF_EXTRA_REAL   ? json_real(v->real)
+                        : v->kind == VF_EXTRA_TEXT ? jstr(v->text)
+                        : v->kind == VF_EXTRA_BOOL ? json_boolean(v->u64)
+                                                   : jbytes(v->u64);
+            json_object_set_new(x, v->key, j);
+        }
+        json_object_set_new(o, e->extra_name, x);
+    }
+    if (e->n_lines || e->n_fixes) {
+        json_t *l = json_array(), *f = json_array();
+        for (size_t i = 0; i < e->n_lines; i++)
+            json_array_append_new(l, json_string(e->lines[i]));
+        for (size_t i = 0; i < e->n_fixes; i++)
+            json_array_append_new(f, json_string(e->fixes[i]));
+        json_object_set_new(o, "engine_log", l);
+        json_object_set_new(o, "engine_fixes", f);
+    }
     if (e->task == VF_TASK_TRAIN) {
         json_t *t = json_object();
         json_object_set_new(t, "method", json_string(vf_train_method_name(e->train.method)));
@@ -185,6 +206,13 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     json_object_set_new(o, "as_of", r->offer ? json_string(r->offer->as_of) : json_null());
     json_object_set_new(o, "fits", json_boolean(r->fit.fits));
     json_object_set_new(o, "rank", ranked ? json_integer(rank) : json_null());
+    if (r->original) {
+        json_t *fx = json_object();
+        json_object_set_new(fx, "currency", json_string(r->original->currency));
+        json_object_set_new(fx, "price_per_hour", jprice(r->original->price_micro));
+        json_object_set_new(fx, "rate", jprice(r->fx_micro));
+        json_object_set_new(o, "converted_from", fx);
+    }
     if (!r->fit.fits) {
         json_object_set_new(o, "max_ctx_tokens", jbytes(r->fit.max_ctx_tokens));
         json_object_set_new(o, "max_users", jbytes(r->fit.max_users));

@@ -254,6 +254,17 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                       (unsigned long long)fit->max_batch, (unsigned long long)fit->max_batch);
         }
     }
+    if (e->n_lines) {
+        sb_printf(&s, "\n%s would print:\n", e->engine);
+        for (size_t i = 0; i < e->n_lines; i++)
+            sb_printf(&s, "  %s\n", e->lines[i]);
+    }
+    if (e->n_fixes) {
+        sb_printf(&s, "\n%s:\n",
+                  fit && !fit->fits ? "To make it fit this card" : "Other settings that fit");
+        for (size_t i = 0; i < e->n_fixes; i++)
+            sb_printf(&s, "  %s\n", e->fixes[i]);
+    }
     sb_printf(&s, "\nassumptions:\n");
     for (size_t i = 0; i < e->n_assumptions; i++)
         sb_printf(&s, "  - %s\n", e->assumptions[i]);
@@ -386,6 +397,11 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                           pc < 10 ? " (tight)" : "");
             else if (pc < 10)
                 sb_printf(&s, "   (tight)");
+            if (r->original)
+                sb_printf(&s, "   %s %s/h %s at %s (%s)", r->original->currency,
+                          vf_format_price(b1, sizeof b1, r->original->price_micro, 3),
+                          r->original->kind, vf_format_price(b2, sizeof b2, r->fx_micro, 4),
+                          r->original->provider);
             sb_printf(&s, "\n");
             if (i >= 11 && p->n_rows > 13) {
                 sb_printf(&s, "  ... %zu more (--json lists them all)\n", p->n_rows - i - 1);

@@ -209,7 +209,7 @@ static void pick_small(void **state)
     struct vf_workload w = {.ctx_tokens = 8192, .users = 1};
     struct vf_pick p;
     struct vf_error err = {0};
-    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, NULL, &p, &err), VF_OK);
     /* total = 16,060,522,496 + 8192 x 131072 (1,073,741,824) + 8192 x 131072 + 128256 x 4
      * (1,074,254,848) + 805,306,368 = 19,013,825,536 B = 17.71 GiB < 23.65 GiB */
     assert_true(p.n_rows > 0);
@@ -238,7 +238,7 @@ static void pick_70b_fp8(void **state)
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("fp8", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, NULL, &p, &err), VF_OK);
     /* short context: weights 70.55e9 x 1 B + embeddings and lm_head at 2 B (see F-W-04a)
      * = 67.67 GiB + KV 4096 x 327680 = 1.25 GiB + activations ~1 GiB + 0.75 GiB = 70.65 GiB:
      * the cheapest offer is two 48 GB cards (96 GB as marketed, tensor parallel), and the
@@ -257,7 +257,7 @@ static void pick_70b_fp8(void **state)
         assert_true(p.rows[i].gpu->fp8);
     /* long context: 128k x 327680 B = 40 GiB of KV on top: one H100 is short, two fit */
     w.ctx_tokens = 131072;
-    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, NULL, &p, &err), VF_OK);
     for (size_t i = 0; i < p.n_rows; i++)
         assert_true(p.rows[i].count >= 2);
     assert_non_null(row_of(&p, "h100-sxm", 2));
@@ -276,7 +276,7 @@ static void pick_upgrade(void **state)
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("awq", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, NULL, &p, &err), VF_OK);
     assert_true(p.low_bits);
     assert_string_equal(p.upgrade_quant.name, "fp8");
     assert_non_null(p.upgrade);
@@ -294,7 +294,7 @@ static void pick_kv_fix(void **state)
     struct vf_error err = {0};
     assert_int_equal(vf_quant_parse("Q4_K_M", &w.weights, &err), VF_OK);
     struct vf_pick p;
-    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, "EUR", &p, &err), VF_OK);
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, NULL, &p, &err), VF_OK);
     /* KV 4 x 32768 x 262144 B = 32 GiB at 16 bit: too much for 48 GB with ~18.5 GiB of
      * weights; at q8_0 (34/32 B per element) 17 GiB: the L40S fits then */
     bool l40s = false;
@@ -305,6 +305,33 @@ static void pick_kv_fix(void **state)
             assert_true(p.short_rows[i].kv_fix_fits);
         }
     assert_true(l40s);
+}
+
+/* F-PICK-04: with --fx USD=0.9 the USD offers are converted and ranked with the EUR ones. */
+static void pick_fx(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-70b");
+    struct vf_workload w = {.ctx_tokens = 131072, .users = 1, .gpus = 1};
+    struct vf_error err = {0};
+    assert_int_equal(vf_quant_parse("fp8", &w.weights, &err), VF_OK);
+    struct vf_pick_opts o = {.currency = "EUR", .n_fx = 1};
+    memcpy(o.fx[0].from, "USD", 4);
+    o.fx[0].micro = 900000;
+    struct vf_pick p;
+    assert_int_equal(vf_pick(th_arena, th_cat, &m, &w, &o, &p, &err), VF_OK);
+    /* no EUR single card holds 70B fp8 at 128k (pick_70b_fp8); converted USD ones do */
+    assert_true(p.n_rows > 0);
+    assert_u64(p.n_other, 0);
+    for (size_t i = 0; i < p.n_rows; i++) {
+        assert_string_equal(p.rows[i].offer->currency, "EUR");
+        assert_non_null(p.rows[i].original);
+        /* price x 0.9, rounded to the micro-unit */
+        assert_u64(p.rows[i].offer->price_micro,
+                   (p.rows[i].original->price_micro * 900000 + 500000) / 1000000);
+        if (i)
+            assert_true(p.rows[i - 1].offer->price_micro <= p.rows[i].offer->price_micro);
+    }
 }
 
 int main(void)
@@ -322,6 +349,7 @@ int main(void)
         cmocka_unit_test(pick_kv_fix),
         cmocka_unit_test(guide_weights_table),
         cmocka_unit_test(guide_kv_sentences),
+        cmocka_unit_test(pick_fx),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
