@@ -191,14 +191,11 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             if (!vf_engine_find(val)) {
                 size_t n;
                 const struct vf_engine *const *all = vf_engines(&n);
-                char list[128] = "";
+                char list[256] = "";
                 for (size_t k = 0; k < n; k++)
                     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
                              all[k]->name);
-                return cli_usage(cmd,
-                                 "--engine: unknown engine '%s' (available now: %s; vllm, "
-                                 "llama.cpp, ollama and transformers are planned)",
-                                 val, list);
+                return cli_usage(cmd, "--engine: unknown engine '%s' (available: %s)", val, list);
             }
             o->w.engine = val;
         } else if (is(arg, NAMES("--task"), &val)) {

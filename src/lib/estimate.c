@@ -14,6 +14,7 @@ static const struct vf_engine *const engines[] = {
     &vf__engine_generic, /* LLM inference (the default) */
     &vf__engine_pytorch, /* training and fine-tuning (the default) */
     &vf__engine_comfyui, /* image and video generation (the default) */
+    &vf__engine_vllm,    &vf__engine_llamacpp, &vf__engine_ollama, &vf__engine_transformers,
 };
 
 const struct vf_engine *const *vf_engines(size_t *n)

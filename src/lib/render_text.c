@@ -143,7 +143,8 @@ static const char *component_note(const struct vf_estimate *e, const struct vf_c
                                   char *buf, size_t cap)
 {
     char b1[32], b2[32];
-    if (e->task != VF_TASK_INFER)
+    /* the engines of issue 4 explain their own components */
+    if (e->task != VF_TASK_INFER || (e->engine && strcmp(e->engine, "generic")))
         return c->note ? c->note : "";
     if (!strcmp(c->name, "kv_cache")) {
         snprintf(buf, cap, "%s tokens x %llu %s x %s/token (%s)",
@@ -232,9 +233,13 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                           (unsigned long long)e->users, e->users == 1 ? "user" : "users",
                           vf_format_tokens(b2, sizeof b2, fit->max_ctx_tokens),
                           (unsigned long long)fit->max_ctx_tokens);
-            sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
-                      vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
-                      (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
+            if (fit->max_users)
+                sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
+                          vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
+                          (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
+            else
+                sb_printf(&s, "  not even 1 user fits at %s tokens\n",
+                          vf_format_tokens(b3, sizeof b3, e->ctx_tokens));
         } else if (!fit->why_not && e->task == VF_TASK_TRAIN) {
             if (fit->max_ctx_tokens)
                 sb_printf(&s, "  longest sequence at batch %u: %llu tokens (--seq %llu)\n",
