@@ -7,6 +7,7 @@
 #   make bench      time whole-process estimate/pick (bench/speed.sh)
 #   make bench-inspect   inspect vs the @huggingface/gguf parser (npm)
 #   make bench-peer      GGUF weight bytes vs real llama.cpp (npm node-llama-cpp)
+#   make bench-accuracy  engine estimates vs real llama.cpp and measured vLLM/Ollama logs
 #   make SAN=address,undefined test   the same under sanitizers
 
 CC      ?= cc
@@ -41,7 +42,7 @@ FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
 FUZZ_SECONDS ?= 300
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer clean fuzz fuzz-smoke
+.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy clean fuzz fuzz-smoke
 # keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
 .SECONDARY:
 all: deps-quiet $(B)/vramfit
@@ -107,6 +108,8 @@ bench-inspect: deps $(B)/vramfit
 	@sh bench/inspect.sh $(B)/vramfit
 bench-peer: deps $(B)/vramfit
 	@sh bench/peer-gguf.sh $(B)/vramfit
+bench-accuracy: deps $(B)/vramfit $(B)/tests/t_vllm $(B)/tests/t_ollama
+	@sh bench/accuracy.sh $(B)/vramfit
 
 # --- lint ----------------------------------------------------------------------
 SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h \

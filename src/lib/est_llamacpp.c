@@ -4,7 +4,7 @@
  * -ngl and -ts, token embeddings on the CPU), KV buffers (cells padded to 256, sliding
  * layers capped, per stream), compute buffers (the graph reserve, calibrated on the CPU
  * oracle), the logits output buffer and the CUDA context. Fixes solve -c, -ngl, the KV
- * type, --n-cpu-moe and what --fit would choose. Formulas F-LCPP-01..12 in
+ * type, --n-cpu-moe and what --fit would choose. Formulas F-LCPP-01..11 in
  * docs/FORMULAS-llamacpp.md.
  */
 #include "est_llamacpp.h"

@@ -1,0 +1,25 @@
+#!/bin/sh
+# accuracy.sh VRAMFIT - the engines' accuracy, measured:
+#   (a) llama.cpp buffers against real llama.cpp on CPU (bench/accuracy-llamacpp.sh: a sweep of
+#       generated GGUF files through ../shared/peers; skipped without node/npm);
+#   (b) vLLM and Ollama predictions against shared/reference/measured-public.jsonl, as the
+#       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c).
+# Prints the tables; exits non-zero when a step fails.
+bin=${1:-build/vramfit}
+dir=$(dirname "$0")
+build=$(dirname "$bin")
+rc=0
+echo "== llama.cpp buffers vs real llama.cpp (CPU oracle)"
+sh "$dir/accuracy-llamacpp.sh" "$bin" || rc=1
+for t in vllm ollama; do
+    echo
+    echo "== $t vs measured-public.jsonl"
+    if [ -x "$build/tests/t_$t" ]; then
+        out=$("$build/tests/t_$t" 2>&1) || rc=1
+        printf '%s\n' "$out" | grep -v '^\[' || echo "(the ollama rows are asserted in tests/unit/t_$t.c; see docs/FORMULAS.md F-OLL)"
+    else
+        echo "missing $build/tests/t_$t (make $build/tests/t_$t)"
+        rc=1
+    fi
+done
+exit $rc
