@@ -471,6 +471,7 @@ struct vf_workload {
     uint32_t gpus;           /* cards the model is split over; 0 = 1 */
     uint64_t usable_bytes;   /* per card; VF_UNKNOWN/0 when no card is given */
     bool no_upgrade;         /* pick: do not look for the 8-bit alternative */
+    bool force;              /* allow a context beyond the model's maximum (rope scaling) */
     struct vf_train_opts train;
     struct vf_diffusion_opts diffusion;
     struct vf_engine_opts opts; /* the engine's own flags */

@@ -34,6 +34,7 @@ static const char main_help[] =
     "  --engine E               generic (more engines arrive: vllm, llama.cpp, ollama, ...)\n"  \
     "  --json                   machine-readable output (DESIGN section 8)\n"                   \
     "  --ascii                  no Unicode bars or symbols\n"                                   \
+    "  --force                  allow a context beyond the model's maximum (rope scaling)\n"    \
     "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
 
 static const char estimate_help[] =

@@ -153,6 +153,8 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
             o->json = true;
         } else if (!strcmp(arg, "--ascii")) {
             o->ascii = true;
+        } else if (!strcmp(arg, "--force")) {
+            o->w.force = true;
         } else if (is(arg, NAMES("--ctx", "--max-model-len", "--num-ctx", "--num_ctx", "--context"),
                       &val)) {
             VALUE();

@@ -211,5 +211,15 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
     if (!llm && !gen)
         return vf__errf(err, VF_EINVAL,
                         "'%s' is an image/video pipeline: use --task image or --task video", m->id);
+    /* engines refuse a context past the model's maximum unless told to (vLLM's
+     * VLLM_ALLOW_LONG_MAX_MODEL_LEN, llama.cpp's rope scaling flags) */
+    if (w->task == VF_TASK_INFER && !w->force && m->max_ctx_tokens &&
+        m->max_ctx_tokens != VF_UNKNOWN && w->ctx_tokens > m->max_ctx_tokens)
+        return vf__errf(err, VF_EINVAL,
+                        "context %llu tokens is beyond the maximum of '%s' (%llu tokens); the "
+                        "engines refuse it unless rope scaling is set: add --force to estimate "
+                        "it anyway",
+                        (unsigned long long)w->ctx_tokens, m->id,
+                        (unsigned long long)m->max_ctx_tokens);
     return e->estimate(a, m, w, out, err);
 }
