@@ -730,6 +730,109 @@ struct vf_safetensors {
 enum vf_err vf_safetensors_read(struct vf_arena *a, struct vf_reader *r, struct vf_safetensors *out,
                                 struct vf_error *err);
 
+/* ---------------------------------------------------------------- explain */
+
+struct vf_render_opts;
+
+/*
+ * One out-of-memory event found in a log (DESIGN section 8, "Explain JSON"). Strings are
+ * arena-owned; unknown numbers are VF_UNKNOWN.
+ */
+#define VF_OOM_MAX_PROCS 16
+struct vf_oom_proc {
+    uint32_t pid;
+    uint64_t bytes;
+};
+struct vf_oom_event {
+    const char *pattern;  /* the pattern table row that matched ("pytorch-2.2") */
+    const char *tool;     /* what the user ran: comfyui, vllm, ollama, llamacpp, transformers,
+                             deepspeed, accelerate, tensorflow, jax, pytorch */
+    const char *source;   /* the layer that printed it: pytorch, cublas, cudnn, nccl, triton,
+                             ggml-cuda, xla, bitsandbytes, cuda, linux, ... */
+    const char *backend;  /* cuda, rocm, mps, xpu, cpu */
+    int device;           /* GPU index, -1 when not said */
+    uint64_t requested_bytes, total_bytes, free_bytes, allocated_bytes, reserved_bytes,
+        reserved_unallocated_bytes, non_pytorch_bytes;
+    struct vf_oom_proc procs[VF_OOM_MAX_PROCS];
+    size_t n_procs;
+    uint64_t line;        /* 1-based line of the log */
+    const char *text;     /* the message, trimmed to a few hundred bytes */
+    uint64_t step;        /* training step seen before it, VF_UNKNOWN if none */
+};
+
+/* What the log says around the events: model, engine flags, sizes (VF_UNKNOWN / NULL). */
+struct vf_oom_context {
+    const char *model;       /* a model name or path seen in the log */
+    const char *tool_version;
+    uint64_t ctx_tokens;     /* vLLM max_model_len, llama.cpp n_ctx, Ollama num_ctx */
+    uint64_t batch;
+    uint32_t width, height, frames;
+    double gpu_memory_utilization; /* vLLM, 0 when not seen */
+    uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
+};
+
+/* A log read so far: events kept (the last VF_OOM_MAX_EVENTS), and the count of all. */
+#define VF_OOM_MAX_EVENTS 64
+struct vf_oom_scan;
+/* A streaming scanner: feed any amount of bytes, any number of times (lines may span feeds;
+ * a line over VF_OOM_MAX_LINE bytes is cut, never held whole). Memory stays bounded. */
+#define VF_OOM_MAX_LINE ((size_t)64 << 10)
+enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err);
+enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
+                             struct vf_error *err);
+/* Ends the input; events[] (oldest first), their total count and the context. */
+enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event **events,
+                               size_t *n_kept, uint64_t *n_total,
+                               const struct vf_oom_context **ctx, struct vf_error *err);
+
+/* A fix for the user's tool, with what it saves (estimate before - after) and what it costs. */
+struct vf_fix {
+    const char *title;    /* "8-bit KV cache" */
+    const char *command;  /* the exact line to type: "--kv-cache-dtype fp8" */
+    uint64_t saves_bytes; /* VF_UNKNOWN: not computable; then `missing` says why */
+    const char *missing;  /* what would be needed to compute the saving, or NULL */
+    const char *quality;  /* "none", "minor", "major" */
+    double speed_factor;  /* 1.0 = no change, 0.75 = 25 % slower */
+    const char *cost;     /* words: "20-30 % slower" */
+};
+
+#define VF_MAX_FIXES 16
+#define VF_MAX_EVIDENCE 16
+struct vf_diagnosis {
+    const char *cause; /* fragmentation, other_process, workload_too_large, kv_cache, leak,
+                          engine_reservation, host_ram, not_vram, unknown */
+    const char *secondary[8];
+    size_t n_secondary;
+    const char *evidence[VF_MAX_EVIDENCE]; /* sentences with the numbers */
+    size_t n_evidence;
+};
+
+struct vf_explain_opts {
+    const char *tool;                 /* --tool: override the detected tool, or NULL */
+    const struct vf_catalog *catalog; /* for the cheapest card that fits (may be NULL) */
+};
+
+struct vf_explain {
+    const struct vf_oom_event *events; /* the last events kept, oldest first */
+    size_t n_events;
+    uint64_t n_total; /* every event found */
+    const struct vf_oom_context *ctx;
+    struct vf_diagnosis diagnosis;
+    struct vf_fix fixes[VF_MAX_FIXES];
+    size_t n_fixes;
+    const struct vf_gpu_spec *bigger_card; /* the cheapest card that would fit, or NULL */
+    const struct vf_offer *bigger_offer;
+};
+
+/* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn). */
+enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
+                       uint64_t n_total, const struct vf_oom_context *ctx,
+                       const struct vf_explain_opts *opts, struct vf_explain *out,
+                       struct vf_error *err);
+char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
+                             const struct vf_render_opts *o);
+char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x);
+
 /* ---------------------------------------------------------------- GPU probe */
 
 struct vf_gpu_proc {
