@@ -744,30 +744,30 @@ struct vf_oom_proc {
     uint64_t bytes;
 };
 struct vf_oom_event {
-    const char *pattern;  /* the pattern table row that matched ("pytorch-2.2") */
-    const char *tool;     /* what the user ran: comfyui, vllm, ollama, llamacpp, transformers,
-                             deepspeed, accelerate, tensorflow, jax, pytorch */
-    const char *source;   /* the layer that printed it: pytorch, cublas, cudnn, nccl, triton,
-                             ggml-cuda, xla, bitsandbytes, cuda, linux, ... */
-    const char *backend;  /* cuda, rocm, mps, xpu, cpu */
-    int device;           /* GPU index, -1 when not said */
+    const char *pattern; /* the pattern table row that matched ("pytorch-2.2") */
+    const char *tool;    /* what the user ran: comfyui, vllm, ollama, llamacpp, transformers,
+                            deepspeed, accelerate, tensorflow, jax, pytorch */
+    const char *source;  /* the layer that printed it: pytorch, cublas, cudnn, nccl, triton,
+                            ggml-cuda, xla, bitsandbytes, cuda, linux, ... */
+    const char *backend; /* cuda, rocm, mps, xpu, cpu */
+    int device;          /* GPU index, -1 when not said */
     uint64_t requested_bytes, total_bytes, free_bytes, allocated_bytes, reserved_bytes,
         reserved_unallocated_bytes, non_pytorch_bytes;
     struct vf_oom_proc procs[VF_OOM_MAX_PROCS];
     size_t n_procs;
-    uint64_t line;        /* 1-based line of the log */
-    const char *text;     /* the message, trimmed to a few hundred bytes */
-    uint64_t step;        /* training step seen before it, VF_UNKNOWN if none */
+    uint64_t line;    /* 1-based line of the log */
+    const char *text; /* the message, trimmed to a few hundred bytes */
+    uint64_t step;    /* training step seen before it, VF_UNKNOWN if none */
 };
 
 /* What the log says around the events: model, engine flags, sizes (VF_UNKNOWN / NULL). */
 struct vf_oom_context {
-    const char *model;       /* a model name or path seen in the log */
+    const char *model; /* a model name or path seen in the log */
     const char *tool_version;
-    uint64_t ctx_tokens;     /* vLLM max_model_len, llama.cpp n_ctx, Ollama num_ctx */
+    uint64_t ctx_tokens; /* vLLM max_model_len, llama.cpp n_ctx, Ollama num_ctx */
     uint64_t batch;
     uint32_t width, height, frames;
-    double gpu_memory_utilization; /* vLLM, 0 when not seen */
+    double gpu_memory_utilization;  /* vLLM, 0 when not seen */
     uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
 };
 
@@ -782,8 +782,8 @@ enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
                              struct vf_error *err);
 /* Ends the input; events[] (oldest first), their total count and the context. */
 enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event **events,
-                               size_t *n_kept, uint64_t *n_total,
-                               const struct vf_oom_context **ctx, struct vf_error *err);
+                               size_t *n_kept, uint64_t *n_total, const struct vf_oom_context **ctx,
+                               struct vf_error *err);
 
 /* A fix for the user's tool, with what it saves (estimate before - after) and what it costs. */
 struct vf_fix {
@@ -796,7 +796,7 @@ struct vf_fix {
     const char *cost;     /* words: "20-30 % slower" */
 };
 
-#define VF_MAX_FIXES 16
+#define VF_MAX_FIXES    16
 #define VF_MAX_EVIDENCE 16
 struct vf_diagnosis {
     const char *cause; /* fragmentation, other_process, workload_too_large, kv_cache, leak,

@@ -74,6 +74,7 @@ int cmd_estimate(int argc, char **argv);
 int cmd_pick(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 /* The help text of a subcommand (NULL for an unknown one). */

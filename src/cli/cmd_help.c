@@ -15,6 +15,7 @@ static const char main_help[] =
     "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
     "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
     "  catalog models|gpus      the built-in models and cards (--json)\n"
+    "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -72,6 +73,23 @@ static const char inspect_help[] =
     "recurrent layers), parameters (total and active), weight bytes as stored, KV cache per\n"
     "token, context length, and where each number came from (exact, config, catalog).\n";
 
+static const char explain_help[] =
+    "usage: vramfit explain [FILE|-] [--tool T] [--model M] [--json] [--data-dir DIR]\n"
+    "\n"
+    "Reads a log (a file, or stdin for '-' or none; any size, streamed) and explains the last\n"
+    "out-of-memory error: the figures of the message, the cause with its evidence, and the\n"
+    "fixes for the tool, each with what it saves (estimated when the model is known) and\n"
+    "what it costs; last, the cheapest card that would fit.\n"
+    "\n"
+    "  --tool T                 comfyui, vllm, ollama, llamacpp, transformers, pytorch, ...\n"
+    "                           (default: what the log shows)\n"
+    "  --model M                the model, when the log does not name it (for the savings)\n"
+    "  --json                   machine-readable output (DESIGN section 8, Explain JSON)\n"
+    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
+    "\n"
+    "exit: 0 an error was found and explained, 3 none found, 1 error, 2 usage\n"
+    "example: vramfit explain train.log --model llama-3.1-8b\n";
+
 static const char catalog_help[] =
     "usage: vramfit catalog models|gpus [--json] [--data-dir DIR]\n"
     "\n"
@@ -90,6 +108,8 @@ const char *cli_help_text(const char *cmd)
         return catalog_help;
     if (!strcmp(cmd, "inspect"))
         return inspect_help;
+    if (!strcmp(cmd, "explain"))
+        return explain_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;
@@ -125,7 +145,8 @@ int cmd_help(int argc, char **argv)
         return engines_help();
     const char *t = cli_help_text(argv[1]);
     if (!t) {
-        cli_error("no help for '%s' (commands: estimate, pick, inspect, catalog)", argv[1]);
+        cli_error("no help for '%s' (commands: estimate, pick, inspect, catalog, explain)",
+                  argv[1]);
         return EXIT_USAGE;
     }
     return cli_print(t);

@@ -11,8 +11,8 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
 } commands[] = {
-    {"estimate", cmd_estimate}, {"pick", cmd_pick}, {"inspect", cmd_inspect},
-    {"catalog", cmd_catalog},   {"help", cmd_help},
+    {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
+    {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
 };
 
 int main(int argc, char **argv)
@@ -32,6 +32,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, help)", cmd);
+    cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, help)",
+              cmd);
     return EXIT_USAGE;
 }

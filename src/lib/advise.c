@@ -1,0 +1,649 @@
+/*
+ * advise.c - the fixes for an out-of-memory event, per tool, and vf_explain() (F-OOM-20..).
+ *
+ * How to add a rule: add a row to `rules` below, in the place our guide's fix order puts it
+ * (rows are tried top to bottom and listed in that order). A row names the tool group it
+ * applies to (G_* below), the causes it applies to (NULL: any cause but host_ram/not_vram),
+ * the title and the exact line to type ('#' in the command is replaced by the computed value,
+ * see value_for()), the change it makes to the workload (enum change; apply() makes it), and
+ * what it costs (quality none|minor|major, speed factor, words). What a fix saves is never a
+ * fixed share: it is estimate(before).total - estimate(after).total with the change applied
+ * (F-OOM-20); when the workload is not known well enough the fix says what is missing.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
+                         const struct vf_oom_context *ctx, struct vf_diagnosis *d,
+                         struct vf_error *err);
+
+/* Tool groups: the tool of the event maps to one of these. */
+enum group { G_ANY = 0, G_COMFY, G_OLLAMA, G_LLAMACPP, G_VLLM, G_TRAIN, G_TORCH };
+
+enum change {
+    CH_NONE = 0, /* not an estimator change: saves from the event or unknown */
+    CH_CTX,      /* context / sequence length to value */
+    CH_KV8,      /* 8-bit KV cache */
+    CH_USERS,    /* concurrent sequences to value */
+    CH_EAGER,    /* vLLM --enforce-eager */
+    CH_UTIL,     /* vLLM utilization to value (saves: the budget it adds) */
+    CH_TP2,      /* two cards */
+    CH_BATCH,    /* micro-batch / images at once to value */
+    CH_CKPT,     /* gradient checkpointing */
+    CH_ADAM8,    /* 8-bit AdamW */
+    CH_LORA,     /* LoRA instead of full fine-tuning */
+    CH_QLORA,    /* QLoRA (4-bit base) */
+    CH_FP8,      /* fp8 weights */
+    CH_Q8,       /* GGUF Q8_0 weights */
+    CH_TILED,    /* VAE Decode (Tiled) */
+    CH_RES,      /* width and height halved */
+    CH_FRAMES,   /* 49 frames, 480p */
+    CH_NGL,      /* a quarter of the layers on the CPU */
+    CH_KILL,     /* other processes: saves what they hold */
+    CH_FRAG      /* allocator setting: saves the reserved-unallocated bytes */
+};
+
+struct rule {
+    enum group g;
+    const char *causes; /* space-separated list, NULL = any (but host_ram/not_vram) */
+    const char *title;
+    const char *command; /* '#' = the computed value */
+    enum change ch;
+    const char *quality;
+    double speed;
+    const char *cost;
+};
+
+#define ANYC NULL
+static const struct rule rules[] = {
+    /* the cause first: these free memory without touching the workload */
+    {G_ANY, "other_process", "free the memory other processes hold",
+     "nvidia-smi; ps aux | grep python; kill #", CH_KILL, "none", 1.0,
+     "restart the stale Jupyter kernel or stop the other job"},
+    {G_VLLM, "engine_reservation", "a utilization that fits what is free",
+     "--gpu-memory-utilization #", CH_NONE, "none", 1.0, "a smaller KV cache"},
+    {G_ANY, "fragmentation", "let the allocator grow segments (set before import torch)",
+     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
+     "none; PyTorch >= 2.9 also reads PYTORCH_ALLOC_CONF"},
+    {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
+     "slightly slower allocations"},
+    {G_TRAIN, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
+     CH_NONE, "none", 1.0, "none"},
+    {G_TRAIN, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
+     "none", 1.0, "none"},
+    /* ComfyUI, in the guide's order */
+    {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
+     "minor", 1.0, "slight loss of fine detail"},
+    {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
+     "minor", 0.9, "about 10 % slower"},
+    {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
+     "none", 0.95, "a few seconds more"},
+    {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
+     1.0, "same images, one after another"},
+    {G_COMFY, ANYC, "lower resolution, then upscale", "Empty Latent Image: width/height #", CH_RES,
+     "minor", 1.0, "upscale with a tiled upscaler"},
+    {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
+     "shorter or smaller clip"},
+    {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap 20",
+     CH_NONE, "none", 0.7, "about 30 % slower"},
+    {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
+     CH_NONE, "none", 0.25, "several times slower"},
+    /* Ollama */
+    {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX, "minor",
+     1.0, "forgets earlier parts of long chats"},
+    {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
+     "none", 1.0, "none measurable"},
+    {G_OLLAMA, ANYC, "some layers on the CPU", "num_gpu #", CH_NGL, "none", 0.3,
+     "several times slower (ollama ps shows CPU/GPU)"},
+    /* llama.cpp */
+    {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
+     "forgets earlier parts of long chats"},
+    {G_LLAMACPP, ANYC, "8-bit KV cache", "-ctk q8_0 -ctv q8_0 -fa on", CH_KV8, "none", 1.0,
+     "none measurable"},
+    {G_LLAMACPP, ANYC, "some layers on the CPU", "-ngl #", CH_NGL, "none", 0.3,
+     "several times slower"},
+    /* vLLM */
+    {G_VLLM, "kv_cache", "give vLLM more of the card", "--gpu-memory-utilization #", CH_UTIL,
+     "none", 1.0, "nothing else can share the card"},
+    {G_VLLM, ANYC, "shorter maximum length", "--max-model-len #", CH_CTX, "minor", 1.0,
+     "longer requests are refused"},
+    {G_VLLM, ANYC, "8-bit KV cache", "--kv-cache-dtype fp8", CH_KV8, "minor", 1.0,
+     "twice the tokens; a small accuracy cost"},
+    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", 0.8,
+     "lower throughput under load"},
+    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", 0.85,
+     "10-20 % slower decoding"},
+    {G_VLLM, ANYC, "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
+     "a second card"},
+    /* training, in the guide's order */
+    {G_TRAIN, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", 0.95,
+     "no quality cost"},
+    {G_TRAIN, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
+     "20-30 % slower"},
+    {G_TRAIN, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_NONE, "none", 1.0,
+     "none"},
+    {G_TRAIN, ANYC, "8-bit AdamW", "optim=\"adamw_bnb_8bit\"", CH_ADAM8, "none", 1.0,
+     "6 B/param less optimizer state"},
+    {G_TRAIN, ANYC, "LoRA instead of full fine-tuning", "peft LoraConfig(r=16)", CH_LORA, "minor",
+     1.0, "adapters, not the full model"},
+    {G_TRAIN, ANYC, "QLoRA (4-bit base model)", "BitsAndBytesConfig(load_in_4bit=True) + LoRA",
+     CH_QLORA, "minor", 0.8, "slower steps, 4-bit base"},
+    {G_TRAIN, ANYC, "shorter sequences", "max_seq_length=#", CH_CTX, "minor", 1.0,
+     "long examples are cut"},
+    {G_TRAIN, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
+     CH_TP2, "none", 0.9, "a second card"},
+    /* any PyTorch-based tool with a heavy cache, when nothing else applies */
+    {G_TORCH, "unknown workload_too_large", "measure the peak first",
+     "torch.cuda.max_memory_allocated()", CH_NONE, "none", 1.0, "none"},
+};
+
+static bool is(const char *s, const char *v)
+{
+    return s && !vf__strcasecmp(s, v);
+}
+
+static bool in_list(const char *list, const char *word)
+{
+    if (!list)
+        return true;
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static bool is_train_tool(const char *t)
+{
+    return is(t, "pytorch") || is(t, "deepspeed") || is(t, "accelerate") || is(t, "tensorflow") ||
+           is(t, "jax");
+}
+
+static enum group group_of(const char *tool, const struct vf_oom_context *ctx)
+{
+    if (is(tool, "comfyui"))
+        return G_COMFY;
+    if (is(tool, "ollama"))
+        return G_OLLAMA;
+    if (is(tool, "llamacpp") || is(tool, "llama.cpp"))
+        return G_LLAMACPP;
+    if (is(tool, "vllm"))
+        return G_VLLM;
+    bool steps = ctx && ctx->last_step != VF_UNKNOWN && ctx->last_step != 0;
+    if (is_train_tool(tool) || (is(tool, "transformers") && steps))
+        return G_TRAIN;
+    return G_TORCH;
+}
+
+/* The workload the log describes, as far as it does. */
+struct known {
+    bool ok;             /* model resolved and the engine estimated it */
+    const char *missing; /* why not */
+    struct vf_model m;
+    struct vf_workload w;
+    struct vf_estimate est;
+};
+
+static const char *engine_of(enum group g, const char *tool)
+{
+    switch (g) {
+    case G_VLLM:
+        return "vllm";
+    case G_LLAMACPP:
+        return "llama.cpp";
+    case G_OLLAMA:
+        return "ollama";
+    case G_COMFY:
+        return "comfyui";
+    case G_TRAIN:
+        return "pytorch";
+    default:
+        return is(tool, "transformers") ? "transformers" : NULL;
+    }
+}
+
+static void build(struct vf_arena *a, const struct vf_oom_event *ev,
+                  const struct vf_oom_context *ctx, const struct vf_explain_opts *opts,
+                  enum group g, const char *tool, struct known *k)
+{
+    memset(k, 0, sizeof *k);
+    const char *engine = engine_of(g, tool);
+    if (!ctx || !ctx->model) {
+        k->missing = "the model: the log does not name it; pass --model";
+        return;
+    }
+    if (!opts || !opts->catalog) {
+        k->missing = "the catalog";
+        return;
+    }
+    if (!engine) {
+        k->missing = vf_arena_printf(a, "an engine we model for the tool '%s'; pass --tool",
+                                     tool ? tool : "?");
+        return;
+    }
+    struct vf_error e = {0};
+    if (vf_model_resolve(a, opts->catalog, ctx->model, &k->m, &e)) {
+        k->missing =
+            vf_arena_printf(a, "the model: '%s' is not in the catalog; pass --model", ctx->model);
+        return;
+    }
+    struct vf_workload *w = &k->w;
+    w->engine = engine;
+    w->usable_bytes = ev->total_bytes;
+    w->task = g == G_TRAIN ? VF_TASK_TRAIN : k->m.task;
+    uint64_t ctxt = ctx->ctx_tokens != VF_UNKNOWN ? ctx->ctx_tokens : 0;
+    uint64_t batch = ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    if (w->task == VF_TASK_TRAIN) {
+        if (!ctxt || !batch) {
+            k->missing = !ctxt ? "the sequence length: the log does not show it"
+                               : "the micro-batch size: the log does not show it";
+            return;
+        }
+        w->ctx_tokens = ctxt;
+        w->train.batch = batch > UINT32_MAX ? UINT32_MAX : (uint32_t)batch;
+    } else if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO) {
+        w->diffusion.width = ctx->width;
+        w->diffusion.height = ctx->height;
+        w->diffusion.frames = ctx->frames;
+        w->diffusion.batch = batch > UINT32_MAX ? UINT32_MAX : (uint32_t)batch;
+    } else {
+        w->ctx_tokens = ctxt;
+        w->users = batch;
+    }
+    if (g == G_VLLM && ctx->gpu_memory_utilization > 0.0) {
+        w->opts.key[0] = "--gpu-memory-utilization";
+        w->opts.value[0] = vf_arena_printf(a, "%.2f", ctx->gpu_memory_utilization);
+        w->opts.n = 1;
+    }
+    if (vf_estimate(a, &k->m, w, &k->est, &e)) {
+        k->missing = vf_arena_printf(a, "a workload the estimator accepts (%s)", e.msg);
+        return;
+    }
+    k->ok = true;
+}
+
+static void set_opt(struct vf_workload *w, const char *key, const char *value)
+{
+    for (size_t i = 0; i < w->opts.n; i++)
+        if (!strcmp(w->opts.key[i], key)) {
+            w->opts.value[i] = value;
+            return;
+        }
+    if (w->opts.n < VF_MAX_ENGINE_OPTS) {
+        w->opts.key[w->opts.n] = key;
+        w->opts.value[w->opts.n++] = value;
+    }
+}
+
+/* The context the workload runs at (0 = the model's maximum). */
+static uint64_t eff_ctx(const struct known *k)
+{
+    if (k->est.ctx_tokens)
+        return k->est.ctx_tokens;
+    return k->w.ctx_tokens ? k->w.ctx_tokens : k->m.max_ctx_tokens;
+}
+
+/*
+ * Applies a rule's change to w; *value receives the value '#' stands for. Returns false when
+ * the change does not apply to this workload (the rule is then listed without a saving).
+ */
+static bool apply(struct vf_arena *a, const struct rule *r, const struct known *k,
+                  const struct vf_oom_event *ev, const struct vf_oom_context *ctx,
+                  struct vf_workload *w, const char **value)
+{
+    *w = k->w;
+    uint64_t c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
+    uint64_t b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    switch (r->ch) {
+    case CH_CTX:
+        if (c == VF_UNKNOWN || c < 2048) {
+            *value = r->g == G_TRAIN ? "1024" : "16384";
+            return false;
+        }
+        *value = vf_arena_printf(a, "%llu", (unsigned long long)(c / 2 / 1024 * 1024));
+        w->ctx_tokens = c / 2 / 1024 * 1024;
+        return true;
+    case CH_KV8:
+        w->kv_dtype = r->g == G_VLLM ? VF_DT_FP8 : VF_DT_Q8_0;
+        if (r->g == G_LLAMACPP)
+            set_opt(w, "-fa", "on");
+        if (r->g == G_OLLAMA) {
+            set_opt(w, "OLLAMA_FLASH_ATTENTION", "1");
+            set_opt(w, "OLLAMA_KV_CACHE_TYPE", "q8_0");
+            w->kv_dtype = VF_DT_DEFAULT;
+        }
+        return true;
+    case CH_USERS:
+        if (b < 2) {
+            *value = "16";
+            return false;
+        }
+        *value = vf_arena_printf(a, "%llu", (unsigned long long)(b / 2));
+        w->users = b / 2;
+        return true;
+    case CH_EAGER:
+        set_opt(w, "--enforce-eager", "");
+        return true;
+    case CH_UTIL: {
+        double u = ctx && ctx->gpu_memory_utilization > 0.0 ? ctx->gpu_memory_utilization : 0.9;
+        *value = u < 0.95 ? "0.95" : "0.98";
+        set_opt(w, "--gpu-memory-utilization", *value);
+        return true;
+    }
+    case CH_TP2:
+        w->gpus = 2;
+        if (w->task == VF_TASK_TRAIN)
+            w->train.zero = VF_ZERO_3;
+        return true;
+    case CH_BATCH:
+        if (r->g == G_TRAIN) {
+            uint64_t nb = b / 4 ? b / 4 : 1;
+            *value = b >= 2 ? vf_arena_printf(a,
+                                              "per_device_train_batch_size=%llu  "
+                                              "gradient_accumulation_steps=%llu",
+                                              (unsigned long long)nb, (unsigned long long)(b / nb))
+                            : "per_device_train_batch_size=1  gradient_accumulation_steps=N";
+            w->train.batch = (uint32_t)nb;
+            return b >= 2;
+        }
+        *value = "1";
+        w->diffusion.batch = 1;
+        return b >= 2;
+    case CH_CKPT:
+        w->train.grad_checkpointing = true;
+        return !k->w.train.grad_checkpointing;
+    case CH_ADAM8:
+        w->train.optimizer = VF_OPT_ADAMW8BIT;
+        return true;
+    case CH_LORA:
+        w->train.method = VF_TRAIN_LORA;
+        return true;
+    case CH_QLORA:
+        w->train.method = VF_TRAIN_QLORA;
+        return true;
+    case CH_FP8:
+        return !vf_quant_parse("fp8", &w->weights, NULL);
+    case CH_Q8:
+        return !vf_quant_parse("q8_0", &w->weights, NULL);
+    case CH_TILED:
+        w->diffusion.tiled_vae = true;
+        return true;
+    case CH_RES: {
+        uint32_t wd = ctx && ctx->width ? ctx->width : 0, ht = ctx && ctx->height ? ctx->height : 0;
+        if (wd < 512 || ht < 512) {
+            *value = "1024x1024";
+            return false;
+        }
+        w->diffusion.width = wd / 2 / 16 * 16;
+        w->diffusion.height = ht / 2 / 16 * 16;
+        *value = vf_arena_printf(a, "%ux%u", w->diffusion.width, w->diffusion.height);
+        return true;
+    }
+    case CH_FRAMES:
+        if (w->task != VF_TASK_VIDEO)
+            return false;
+        w->diffusion.frames = 49;
+        w->diffusion.width = 832;
+        w->diffusion.height = 480;
+        return true;
+    case CH_NGL: {
+        uint32_t n = k->ok ? k->m.n_layers : 0;
+        if (!n) {
+            *value = "20";
+            return false;
+        }
+        *value = vf_arena_printf(a, "%u", n - n / 4);
+        set_opt(w, "-ngl", *value);
+        return r->g == G_LLAMACPP;
+    }
+    case CH_KILL:
+        *value = ev->n_procs ? vf_arena_printf(a, "%u", ev->procs[0].pid) : "PID";
+        return false;
+    case CH_NONE:
+    case CH_FRAG:
+        return false;
+    }
+    return false;
+}
+
+static const char *vllm_util_for_free(struct vf_arena *a, const struct vf_oom_event *ev)
+{
+    if (ev->total_bytes == VF_UNKNOWN || ev->free_bytes == VF_UNKNOWN || !ev->total_bytes ||
+        ev->free_bytes > ev->total_bytes)
+        return "0.8";
+    /* below free/total, in hundredths, rounded down, one hundredth of margin */
+    uint64_t h = (uint64_t)((long double)ev->free_bytes * 100.0L / (long double)ev->total_bytes);
+    return h > 1 ? vf_arena_printf(a, "0.%02llu", (unsigned long long)(h - 1)) : "0.01";
+}
+
+/* Fills one fix from a rule (F-OOM-20: saves = estimate before - after). */
+static void make_fix(struct vf_arena *a, const struct rule *r, const struct known *k,
+                     const struct vf_oom_event *ev, const struct vf_oom_context *ctx,
+                     struct vf_fix *f)
+{
+    const char *value = "";
+    struct vf_workload w;
+    bool changed = apply(a, r, k, ev, ctx, &w, &value);
+    if (r->g == G_VLLM && r->ch == CH_NONE && strchr(r->command, '#'))
+        value = vllm_util_for_free(a, ev);
+    /* the command with '#' replaced */
+    const char *hash = strchr(r->command, '#');
+    f->command =
+        hash ? vf_arena_printf(a, "%.*s%s%s", (int)(hash - r->command), r->command, value, hash + 1)
+             : r->command;
+    f->title = r->title;
+    f->quality = r->quality;
+    f->speed_factor = r->speed;
+    f->cost = r->cost;
+    f->saves_bytes = VF_UNKNOWN;
+    f->missing = NULL;
+    if (r->ch == CH_KILL) {
+        uint64_t s = 0;
+        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
+            s = vf__sat_add(s, ev->procs[i].bytes);
+        if (ev->n_procs && s != VF_UNKNOWN)
+            f->saves_bytes = s; /* what the message says they hold */
+        else
+            f->missing = "which process: the message names none; run nvidia-smi";
+        return;
+    }
+    if (r->ch == CH_FRAG) {
+        if (ev->reserved_unallocated_bytes != VF_UNKNOWN)
+            f->saves_bytes = ev->reserved_unallocated_bytes; /* made usable, not freed */
+        else
+            f->missing = "the reserved-but-unallocated figure: the message does not give it";
+        return;
+    }
+    if (r->ch == CH_NONE) {
+        f->missing = "a change vramfit does not estimate";
+        return;
+    }
+    if (!k->ok) {
+        f->missing = k->missing;
+        return;
+    }
+    if (!changed) {
+        if (r->ch == CH_CTX)
+            f->missing = "the context length: the log does not show it";
+        else if (r->ch == CH_BATCH || r->ch == CH_USERS)
+            f->missing = "the batch: the log does not show it (or it is already 1)";
+        else if (r->ch == CH_RES)
+            f->missing = "the resolution: the log does not show it";
+        else
+            f->missing = "not modelled for this workload";
+        return;
+    }
+    if (r->ch == CH_UTIL) {
+        /* not a smaller need: the budget vLLM may use grows by (new - old) x card total */
+        double old = ctx && ctx->gpu_memory_utilization > 0.0 ? ctx->gpu_memory_utilization : 0.9;
+        double nu = !strcmp(value, "0.95") ? 0.95 : 0.98;
+        if (ev->total_bytes != VF_UNKNOWN && nu > old)
+            f->saves_bytes = (uint64_t)((long double)(nu - old) * (long double)ev->total_bytes);
+        else
+            f->missing = "the card's total: the message does not give it";
+        return;
+    }
+    struct vf_estimate after;
+    struct vf_error e = {0};
+    if (vf_estimate(a, &k->m, &w, &after, &e)) {
+        f->missing = vf_arena_printf(a, "an estimate of the changed workload (%s)", e.msg);
+        return;
+    }
+    uint64_t before = k->est.total_bytes;
+    f->saves_bytes = before != VF_UNKNOWN && after.total_bytes != VF_UNKNOWN
+                         ? (before > after.total_bytes ? before - after.total_bytes : 0)
+                         : VF_UNKNOWN;
+    if (f->saves_bytes == VF_UNKNOWN)
+        f->missing = "an estimate in bytes";
+}
+
+static bool fix_is_free(const struct vf_fix *f, uint64_t need)
+{
+    return is(f->quality, "none") && f->speed_factor >= 0.95 && f->saves_bytes != VF_UNKNOWN &&
+           need != VF_UNKNOWN && f->saves_bytes >= need;
+}
+
+/* The cheapest offer of one card in EUR whose usable bytes exceed `need` (F-OOM-21b). */
+static void cheapest_over(const struct vf_catalog *c, uint64_t need, struct vf_explain *x)
+{
+    for (size_t i = 0; i < c->n_offers; i++) {
+        const struct vf_offer *o = &c->offers[i];
+        if (o->count != 1 || strcmp(o->currency, "EUR") || o->price_micro == VF_UNKNOWN)
+            continue;
+        const struct vf_gpu_spec *g = vf_catalog_gpu(c, o->gpu_id);
+        if (!g || g->usable_bytes == VF_UNKNOWN || g->usable_bytes <= need)
+            continue;
+        if (!x->bigger_offer || o->price_micro < x->bigger_offer->price_micro) {
+            x->bigger_offer = o;
+            x->bigger_card = g;
+        }
+    }
+}
+
+static void add_evidence(struct vf_diagnosis *d, const char *s)
+{
+    if (s && d->n_evidence < VF_MAX_EVIDENCE)
+        d->evidence[d->n_evidence++] = s;
+}
+
+enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
+                       uint64_t n_total, const struct vf_oom_context *ctx,
+                       const struct vf_explain_opts *opts, struct vf_explain *out,
+                       struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->events = events;
+    out->n_events = n_events;
+    out->n_total = n_total;
+    out->ctx = ctx;
+    if (!n_events || !events)
+        return VF_OK;
+    const struct vf_oom_event *ev = &events[n_events - 1];
+    const char *tool = opts && opts->tool ? opts->tool : ev->tool;
+    enum vf_err rc = vf__diagnose(a, ev, ctx, &out->diagnosis, err);
+    if (rc)
+        return rc;
+    struct vf_diagnosis *d = &out->diagnosis;
+    enum group g = group_of(tool, ctx);
+
+    struct known *k = vf_arena_alloc(a, sizeof *k);
+    if (!k)
+        return vf__errf(err, VF_ENOMEM, "explain: out of memory");
+    build(a, ev, ctx, opts, g, tool, k);
+
+    /* F-OOM-14: the estimator's view of the whole workload against the card. */
+    char b1[48], b2[48];
+    if (k->ok && ev->total_bytes != VF_UNKNOWN && k->est.total_bytes != VF_UNKNOWN) {
+        bool over = k->est.total_bytes > ev->total_bytes;
+        add_evidence(
+            d, vf_arena_printf(a, "F-OOM-14: the estimate for %s on %s needs %s of the card's %s%s",
+                               k->m.name ? k->m.name : k->m.id, k->w.engine,
+                               vf_format_bytes(b1, sizeof b1, k->est.total_bytes, VF_FMT_IEC),
+                               vf_format_bytes(b2, sizeof b2, ev->total_bytes, VF_FMT_IEC),
+                               over ? ": the workload is larger than the card" : ""));
+        if (over && is(d->cause, "unknown"))
+            d->cause = "workload_too_large";
+    }
+
+    bool dead_end = is(d->cause, "host_ram") || is(d->cause, "not_vram");
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0] && out->n_fixes < VF_MAX_FIXES; i++) {
+        const struct rule *r = &rules[i];
+        if (dead_end)
+            break;
+        bool group_ok = r->g == G_ANY || r->g == g ||
+                        (r->g == G_TORCH && g != G_OLLAMA && g != G_LLAMACPP && g != G_VLLM);
+        if (!group_ok)
+            continue;
+        if (r->causes) {
+            bool hit = in_list(r->causes, d->cause);
+            for (size_t s = 0; s < d->n_secondary && !hit; s++)
+                hit = in_list(r->causes, d->secondary[s]);
+            if (!hit)
+                continue;
+        }
+        make_fix(a, r, k, ev, ctx, &out->fixes[out->n_fixes++]);
+    }
+    if (is(d->cause, "host_ram")) {
+        struct vf_fix *f = &out->fixes[out->n_fixes++];
+        *f = (struct vf_fix){"more host RAM or swap; load with mmap",
+                             "low_cpu_mem_usage=True; docker run --memory/--shm-size",
+                             VF_UNKNOWN,
+                             "host RAM is not what vramfit estimates",
+                             "none",
+                             1.0,
+                             "a bigger GPU does not help"};
+    } else if (is(d->cause, "not_vram")) {
+        struct vf_fix *f = &out->fixes[out->n_fixes++];
+        *f = (struct vf_fix){"smaller kernel tiles",
+                             "num_stages=2 (or smaller BLOCK sizes)",
+                             VF_UNKNOWN,
+                             "shared memory per block is not VRAM",
+                             "none",
+                             0.9,
+                             "or update the library; a newer GPU architecture has more"};
+    }
+
+    /* The cheapest bigger card (F-OOM-21), when no fix covers the shortfall for free. */
+    if (dead_end || !opts || !opts->catalog || is(d->cause, "other_process") ||
+        is(d->cause, "fragmentation") || is(d->cause, "leak"))
+        return VF_OK;
+    uint64_t short_by = VF_UNKNOWN;
+    if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
+        ev->requested_bytes > ev->free_bytes)
+        short_by = ev->requested_bytes - ev->free_bytes;
+    if (k->ok && k->est.total_bytes != VF_UNKNOWN && ev->total_bytes != VF_UNKNOWN &&
+        k->est.total_bytes > ev->total_bytes)
+        short_by = k->est.total_bytes - ev->total_bytes;
+    for (size_t i = 0; i < out->n_fixes; i++)
+        if (fix_is_free(&out->fixes[i], short_by))
+            return VF_OK;
+    if (k->ok) {
+        struct vf_pick p;
+        struct vf_workload w = k->w;
+        w.usable_bytes = VF_UNKNOWN;
+        w.gpus = 1;
+        struct vf_error e = {0};
+        if (!vf_pick(a, opts->catalog, &k->m, &w, NULL, &p, &e) && p.n_rows) {
+            out->bigger_card = p.rows[0].gpu;
+            out->bigger_offer = p.rows[0].offer;
+            add_evidence(d, "F-OOM-21a: bigger card: the cheapest offer vf_pick finds for the "
+                            "estimated workload");
+            return VF_OK;
+        }
+    }
+    uint64_t need = ev->total_bytes != VF_UNKNOWN && short_by != VF_UNKNOWN
+                        ? vf__sat_add(ev->total_bytes, short_by)
+                        : VF_UNKNOWN;
+    if (need == VF_UNKNOWN)
+        return VF_OK;
+    cheapest_over(opts->catalog, need, out);
+    if (out->bigger_card)
+        add_evidence(d, vf_arena_printf(a,
+                                        "F-OOM-21b: bigger card: the cheapest single card with "
+                                        "more than total + shortfall = %s usable",
+                                        vf_format_bytes(b1, sizeof b1, need, VF_FMT_IEC)));
+    return VF_OK;
+}

@@ -1,0 +1,710 @@
+/*
+ * oom_parse.c - the streaming OOM log scanner (vf_oom_scan_*): line assembly across feeds,
+ * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) so ordinary lines cost one pass,
+ * the pattern rows of oom_patterns.c, merging of multi-line messages, tool hints and the
+ * log context (model, context length, batch, resolution, steps, versions).
+ *
+ * Memory is fixed at open: the partial line (VF_OOM_MAX_LINE), the event ring
+ * (VF_OOM_MAX_EVENTS with their texts) and the prefilter tables. Nothing grows with input.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "oom.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEXT_MAX   320 /* bytes of a message kept in an event */
+#define STR_MAX    256 /* model name / version */
+#define MAX_PATS   128 /* prefilter patterns (two 64-bit words) */
+#define HINT_AFTER 8   /* lines after an event whose tool hints still refine it */
+
+/* Context keys (besides the row triggers) the prefilter looks for. */
+enum ctx_kind {
+    K_STEP,
+    K_MODEL_Q,
+    K_MODEL_JSON,
+    K_MODEL_FLAG,
+    K_OLLAMA_RUN,
+    K_GGUF_NAME,
+    K_CTX,
+    K_BATCH,
+    K_RES,
+    K_UTIL,
+    K_VER_VLLM,
+    K_VER_TORCH,
+    K_HINT,
+    K_FOLLOW,
+    K_BNB_CPU
+};
+struct ctx_key {
+    const char *key;
+    enum ctx_kind kind;
+    const char *arg; /* hint tool, or follow-line field */
+};
+static const struct ctx_key ctx_keys[] = {
+    {"step", K_STEP, NULL},
+    {"Step", K_STEP, NULL},
+    {"model='", K_MODEL_Q, NULL},
+    {"'model': '", K_MODEL_JSON, NULL},
+    {"--model ", K_MODEL_FLAG, NULL},
+    {"ollama run ", K_OLLAMA_RUN, NULL},
+    {"general.name", K_GGUF_NAME, NULL},
+    {"max_model_len", K_CTX, NULL},
+    {"--max-model-len", K_CTX, NULL},
+    {"max_seq_len=", K_CTX, NULL},
+    {"n_ctx", K_CTX, NULL},
+    {"num_ctx", K_CTX, NULL},
+    {"batch_size", K_BATCH, NULL},
+    {"--batch-size", K_BATCH, NULL},
+    {"max_num_seqs", K_BATCH, NULL},
+    {"resolution", K_RES, NULL},
+    {"gpu_memory_utilization", K_UTIL, NULL},
+    {"--gpu-memory-utilization", K_UTIL, NULL},
+    {"vLLM version ", K_VER_VLLM, NULL},
+    {"vLLM API server version ", K_VER_VLLM, NULL},
+    {"ytorch version", K_VER_TORCH, NULL},
+    {"ComfyUI", K_HINT, "comfyui"},
+    {"Exception during processing", K_HINT, "comfyui"},
+    {"vllm", K_HINT, "vllm"},
+    {"Vllm", K_HINT, "vllm"},
+    {"vLLM", K_HINT, "vllm"},
+    {"ollama", K_HINT, "ollama"},
+    {"Ollama", K_HINT, "ollama"},
+    {"deepspeed", K_HINT, "deepspeed"},
+    {"DeepSpeed", K_HINT, "deepspeed"},
+    {"param_coordinator", K_HINT, "deepspeed"},
+    {"sigkill_handler", K_HINT, "deepspeed"},
+    {"accelerate/", K_HINT, "accelerate"},
+    {"tensorflow", K_HINT, "tensorflow"},
+    {"Currently allocated", K_FOLLOW, "allocated"},
+    {"Requested     ", K_FOLLOW, "requested"},
+    {"Device limit", K_FOLLOW, "total"},
+    {"Free (according to CUDA)", K_FOLLOW, "free"},
+    {"total allocation:", K_FOLLOW, "allocated"},
+    {"compiled without GPU support", K_BNB_CPU, NULL},
+};
+#define N_CTX_KEYS (sizeof ctx_keys / sizeof ctx_keys[0])
+
+/* Tool hints, weakest first: a stronger one replaces a weaker one already seen. */
+static const char *const hint_rank[] = {"tensorflow", "accelerate", "deepspeed",
+                                        "ollama",     "vllm",       "comfyui"};
+
+struct vf_oom_scan {
+    /* prefilter */
+    const char *pats[MAX_PATS];
+    uint8_t plen[MAX_PATS];
+    uint8_t next[MAX_PATS];
+    size_t n_pats, m;
+    uint8_t shift[65536];
+    uint8_t head[65536];
+    int row_pat[64]; /* prefilter pattern of each row's trig[0] */
+    int key_pat[N_CTX_KEYS];
+    /* line assembly */
+    char pend[VF_OOM_MAX_LINE];
+    size_t pend_len;
+    bool pend_open; /* a partial line is pending (possibly cut) */
+    uint64_t lineno;
+    /* events */
+    struct vf_oom_event ev[VF_OOM_MAX_EVENTS];
+    char text[VF_OOM_MAX_EVENTS][TEXT_MAX];
+    unsigned row_flags[VF_OOM_MAX_EVENTS];
+    unsigned merge[VF_OOM_MAX_EVENTS];
+    uint64_t n_total;
+    /* context */
+    struct vf_oom_context ctx;
+    char model[STR_MAX], version[STR_MAX];
+    bool version_explicit, bnb_cpu;
+    const char *hint; /* strongest tool hint seen */
+    uint64_t cur_step;
+    struct vf_arena *arena;
+};
+
+/* ------------------------------------------------------------ small helpers */
+
+const char *vf__oom_find(const char *line, size_t len, const char *needle)
+{
+    return memmem(line, len, needle, strlen(needle));
+}
+
+uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp)
+{
+    while (p < end && *p == ' ')
+        p++;
+    uint64_t v = 0;
+    const char *s = p;
+    bool over = false;
+    while (p < end && *p >= '0' && *p <= '9') {
+        if (!vf__mul_u64(v, 10, &v) || !vf__add_u64(v, (uint64_t)(*p - '0'), &v))
+            over = true;
+        p++;
+    }
+    if (endp)
+        *endp = p;
+    if (p == s || over || v == VF_UNKNOWN)
+        return VF_UNKNOWN;
+    return v;
+}
+
+uint64_t vf__oom_bytes_at(const char *p, const char *end, unsigned flags, const char **endp)
+{
+    while (p < end && *p == ' ')
+        p++;
+    char buf[VF_MAX_NUMBER_TEXT + 8];
+    size_t n = 0;
+    const char *q = p;
+    while (q < end && ((*q >= '0' && *q <= '9') || *q == '.') && n < VF_MAX_NUMBER_TEXT)
+        buf[n++] = *q++;
+    if (endp)
+        *endp = q;
+    if (!n || (q < end && ((*q >= '0' && *q <= '9') || *q == '.')))
+        return VF_UNKNOWN; /* no number, or longer than any real size */
+    const char *u = q;
+    if (u < end && *u == ' ')
+        u++;
+    const char *us = u;
+    while (u < end && u - us < 5 && ((*u >= 'A' && *u <= 'Z') || (*u >= 'a' && *u <= 'z')))
+        u++;
+    size_t un = (size_t)(u - us);
+    /* only units vf_parse_bytes knows; "bytes"/"B" mean bytes; anything else: no unit */
+    char unit[8] = "";
+    if (un == 5 && !memcmp(us, "bytes", 5))
+        un = 0;
+    else if (un == 1 && *us == 'B')
+        un = 0;
+    else if (un >= 1 && un <= 3 &&
+             (us[0] == 'K' || us[0] == 'M' || us[0] == 'G' || us[0] == 'T' || us[0] == 'k')) {
+        memcpy(unit, us, un);
+        unit[un] = 0;
+        if ((flags & VF__OOM_MB_BINARY) && un == 2 && unit[1] == 'B') {
+            unit[1] = 'i', unit[2] = 'B', unit[3] = 0; /* MPS "GB" is GiB */
+        }
+        if (unit[0] == 'k')
+            unit[0] = 'K';
+    } else {
+        un = 0;
+        u = q;
+    }
+    if (endp && un)
+        *endp = u;
+    memcpy(buf + n, unit, strlen(unit) + 1);
+    uint64_t v;
+    if (vf_parse_bytes(buf, &v, NULL) != VF_OK || v == VF_UNKNOWN)
+        return VF_UNKNOWN;
+    return v;
+}
+
+uint64_t vf__oom_bytes_after(const char *line, size_t len, const char *key, unsigned flags)
+{
+    const char *p = vf__oom_find(line, len, key);
+    if (!p)
+        return VF_UNKNOWN;
+    return vf__oom_bytes_at(p + strlen(key), line + len, flags, NULL);
+}
+
+uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key)
+{
+    const char *p = vf__oom_find(line, len, key);
+    if (!p)
+        return VF_UNKNOWN;
+    return vf__oom_u64_at(p + strlen(key), line + len, NULL);
+}
+
+/* Copies s[0..n) into dst (cap bytes) as printable text: controls and bytes of invalid
+ * UTF-8 become '?', so renderers (JSON) get valid UTF-8. Trims leading spaces. */
+static void copy_text(char *dst, size_t cap, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    size_t o = 0;
+    while (p < e && o + 5 < cap) {
+        unsigned c = *p;
+        size_t k = c < 0x80             ? 1
+                   : (c & 0xe0) == 0xc0 ? 2
+                   : (c & 0xf0) == 0xe0 ? 3
+                   : (c & 0xf8) == 0xf0 ? 4
+                                        : 0;
+        bool ok = k > 0 && (size_t)(e - p) >= k && !(k == 2 && c < 0xc2);
+        for (size_t i = 1; ok && i < k; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (k == 3 && ok)
+            ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+        if (k == 4 && ok)
+            ok = !(c == 0xf0 && p[1] < 0x90) && !(c > 0xf4 || (c == 0xf4 && p[1] >= 0x90));
+        if (!ok || (k == 1 && (c < 0x20 || c == 0x7f))) {
+            dst[o++] = c == '\t' ? ' ' : '?';
+            p++;
+            continue;
+        }
+        memcpy(dst + o, p, k);
+        o += k;
+        p += k;
+    }
+    while (o && dst[o - 1] == ' ')
+        o--;
+    dst[o] = 0;
+}
+
+/* A token (model name, version) up to one of the stop bytes, into dst. */
+static void copy_token(char *dst, size_t cap, const char *p, const char *end, const char *stop)
+{
+    const char *q = p;
+    while (q < end && !strchr(stop, *q) && *q)
+        q++;
+    if (q > p)
+        copy_text(dst, cap, p, (size_t)(q - p));
+}
+
+/* ------------------------------------------------------------- prefilter */
+
+static int add_pat(struct vf_oom_scan *s, const char *p)
+{
+    for (size_t i = 0; i < s->n_pats; i++)
+        if (!strcmp(s->pats[i], p))
+            return (int)i;
+    if (s->n_pats >= MAX_PATS || strlen(p) < 4 || strlen(p) > 255)
+        return -1;
+    s->pats[s->n_pats] = p;
+    s->plen[s->n_pats] = (uint8_t)strlen(p);
+    return (int)s->n_pats++;
+}
+
+static void build_filter(struct vf_oom_scan *s)
+{
+    s->m = 255;
+    for (size_t i = 0; i < s->n_pats; i++)
+        if (s->plen[i] < s->m)
+            s->m = s->plen[i];
+    memset(s->shift, (int)(s->m - 1), sizeof s->shift);
+    memset(s->head, 0, sizeof s->head);
+    for (size_t k = 0; k < s->n_pats; k++) {
+        const unsigned char *p = (const unsigned char *)s->pats[k];
+        for (size_t j = 1; j < s->m; j++) {
+            unsigned h = (unsigned)p[j - 1] << 8 | p[j];
+            uint8_t sh = (uint8_t)(s->m - 1 - j);
+            if (sh < s->shift[h])
+                s->shift[h] = sh;
+            if (j == s->m - 1) {
+                s->next[k] = s->head[h];
+                s->head[h] = (uint8_t)(k + 1);
+            }
+        }
+    }
+}
+
+/* Sets mask bits of every pattern in t[0..n); returns true if any. */
+static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint64_t mask[2])
+{
+    const unsigned char *t = (const unsigned char *)text;
+    size_t m = s->m, i = m - 1;
+    bool any = false;
+    mask[0] = mask[1] = 0;
+    while (i < n) {
+        unsigned sh = s->shift[(unsigned)t[i - 1] << 8 | t[i]];
+        if (sh) {
+            i += sh;
+            continue;
+        }
+        size_t start = i - (m - 1);
+        for (unsigned k = s->head[(unsigned)t[i - 1] << 8 | t[i]]; k; k = s->next[k - 1]) {
+            size_t l = s->plen[k - 1];
+            if (start + l <= n && !memcmp(t + start, s->pats[k - 1], l)) {
+                mask[(k - 1) >> 6] |= (uint64_t)1 << ((k - 1) & 63);
+                any = true;
+            }
+        }
+        i++;
+    }
+    return any;
+}
+
+static bool bit(const uint64_t mask[2], int k)
+{
+    return k >= 0 && (mask[k >> 6] >> (k & 63) & 1);
+}
+
+/* ---------------------------------------------------------------- open */
+
+enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err)
+{
+    if (!a || !out)
+        return vf__errf(err, VF_EINVAL, "oom scan: no arena");
+    struct vf_oom_scan *s = vf_arena_alloc(a, sizeof *s);
+    if (!s)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (%zu bytes)", sizeof *s);
+    s->arena = a;
+    if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0])
+        return vf__errf(err, VF_ELIMIT, "oom scan: too many pattern rows");
+    for (size_t i = 0; i < vf__oom_n_rows; i++)
+        s->row_pat[i] = add_pat(s, vf__oom_rows[i].trig[0]);
+    for (size_t i = 0; i < N_CTX_KEYS; i++)
+        s->key_pat[i] = add_pat(s, ctx_keys[i].key);
+    for (size_t i = 0; i < vf__oom_n_rows; i++)
+        if (s->row_pat[i] < 0)
+            return vf__errf(err, VF_ELIMIT, "oom scan: prefilter table full");
+    build_filter(s);
+    s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
+    s->ctx.first_step = s->ctx.last_step = VF_UNKNOWN;
+    s->cur_step = VF_UNKNOWN;
+    *out = s;
+    return VF_OK;
+}
+
+/* ------------------------------------------------------------- context */
+
+static int hint_strength(const char *t)
+{
+    for (size_t i = 0; i < sizeof hint_rank / sizeof hint_rank[0]; i++)
+        if (t && !strcmp(t, hint_rank[i]))
+            return (int)i + 1;
+    return 0;
+}
+
+/* Refines a generic tool with a hint ("pytorch" -> "vllm"; "llamacpp" -> "ollama"). */
+static const char *refine_tool(const char *tool, const char *hint)
+{
+    if (!hint)
+        return tool;
+    if (!strcmp(tool, "pytorch") || !strcmp(tool, "unknown"))
+        return hint;
+    if (!strcmp(tool, "llamacpp") && !strcmp(hint, "ollama"))
+        return hint;
+    return tool;
+}
+
+static struct vf_oom_event *last_event(struct vf_oom_scan *s)
+{
+    return s->n_total ? &s->ev[(s->n_total - 1) % VF_OOM_MAX_EVENTS] : NULL;
+}
+
+static void set_field(struct vf_oom_event *ev, const char *name, uint64_t v)
+{
+    if (v == VF_UNKNOWN)
+        return;
+    if (!strcmp(name, "allocated"))
+        ev->allocated_bytes = v;
+    else if (!strcmp(name, "requested"))
+        ev->requested_bytes = v;
+    else if (!strcmp(name, "total"))
+        ev->total_bytes = v;
+    else if (!strcmp(name, "free"))
+        ev->free_bytes = v;
+}
+
+static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
+                         const uint64_t mask[2])
+{
+    const char *end = line + len;
+    for (size_t i = 0; i < N_CTX_KEYS; i++) {
+        if (!bit(mask, s->key_pat[i]))
+            continue;
+        const struct ctx_key *k = &ctx_keys[i];
+        const char *p = vf__oom_find(line, len, k->key);
+        if (!p)
+            continue;
+        p += strlen(k->key);
+        switch (k->kind) {
+        case K_STEP: {
+            if (p < end && (*p == 's' || *p == '_'))
+                break; /* "steps", "step_size" */
+            const char *q = p;
+            while (q < end && q - p < 3 && (*q == ' ' || *q == ':' || *q == '=' || *q == '#'))
+                q++;
+            uint64_t v = vf__oom_u64_at(q, end, NULL);
+            if (v != VF_UNKNOWN) {
+                if (s->ctx.first_step == VF_UNKNOWN)
+                    s->ctx.first_step = v;
+                s->ctx.last_step = v;
+                s->cur_step = v;
+            }
+            break;
+        }
+        case K_MODEL_Q:
+        case K_MODEL_JSON:
+            copy_token(s->model, sizeof s->model, p, end, "'");
+            break;
+        case K_MODEL_FLAG:
+        case K_OLLAMA_RUN:
+            copy_token(s->model, sizeof s->model, p, end, " \t\"'");
+            break;
+        case K_GGUF_NAME: {
+            const char *q = vf__oom_find(p, (size_t)(end - p), "= ");
+            if (q)
+                copy_token(s->model, sizeof s->model, q + 2, end, "\r");
+            break;
+        }
+        case K_CTX:
+        case K_BATCH: {
+            const char *q = p;
+            while (q < end && q - p < 4 && strchr(" \"'=:", *q) && *q)
+                q++;
+            if (q == p)
+                break; /* "n_ctx_train", "max_model_len_x" */
+            uint64_t v = vf__oom_u64_at(q, end, NULL);
+            if (v == VF_UNKNOWN || v == 0)
+                break;
+            if (k->kind == K_CTX && v <= VF_MAX_CTX_TOKENS)
+                s->ctx.ctx_tokens = v;
+            else if (k->kind == K_BATCH)
+                s->ctx.batch = v;
+            break;
+        }
+        case K_RES: {
+            const char *q = p;
+            while (q < end && q - p < 6 && !(*q >= '0' && *q <= '9'))
+                q++;
+            const char *e;
+            uint64_t w = vf__oom_u64_at(q, end, &e);
+            if (w == VF_UNKNOWN || e >= end || (*e != 'x' && *e != ','))
+                break;
+            e++;
+            uint64_t h = vf__oom_u64_at(e, end, NULL);
+            if (w < 65536 && h < 65536 && h) {
+                s->ctx.width = (uint32_t)w;
+                s->ctx.height = (uint32_t)h;
+            }
+            break;
+        }
+        case K_UTIL: {
+            const char *q = p;
+            while (q < end && q - p < 4 && strchr(" \"'=:", *q) && *q)
+                q++;
+            char buf[32];
+            size_t n = 0;
+            while (q < end && n + 1 < sizeof buf && ((*q >= '0' && *q <= '9') || *q == '.'))
+                buf[n++] = *q++;
+            buf[n] = 0;
+            char *x;
+            double d = strtod(buf, &x);
+            if (n && x != buf && d > 0 && d <= 1)
+                s->ctx.gpu_memory_utilization = d;
+            break;
+        }
+        case K_VER_VLLM:
+        case K_VER_TORCH: {
+            const char *q = p;
+            while (q < end && (*q == ' ' || *q == ':'))
+                q++;
+            char v[64] = "";
+            copy_token(v, sizeof v, q, end, " ,;)\r");
+            if (*v) {
+                snprintf(s->version, sizeof s->version, "%s %s",
+                         k->kind == K_VER_VLLM ? "vllm" : "torch", v);
+                s->version_explicit = true;
+            }
+            break;
+        }
+        case K_HINT: {
+            if (hint_strength(k->arg) > hint_strength(s->hint))
+                s->hint = k->arg;
+            struct vf_oom_event *ev = last_event(s);
+            if (ev && s->lineno - ev->line <= HINT_AFTER)
+                ev->tool = refine_tool(ev->tool, k->arg);
+            break;
+        }
+        case K_FOLLOW: {
+            struct vf_oom_event *ev = last_event(s);
+            if (!ev || s->lineno - ev->line > 12)
+                break;
+            const char *c = memchr(p, ':', (size_t)(end - p));
+            set_field(ev, k->arg, vf__oom_bytes_at(c ? c + 1 : p, end, 0, NULL));
+            break;
+        }
+        case K_BNB_CPU:
+            s->bnb_cpu = true;
+            break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static void apply_match(struct vf_oom_scan *s, const struct vf__oom_row *r, struct vf__oom_m *m,
+                        const char *line, size_t len)
+{
+    struct vf_oom_event *prev = last_event(s);
+    size_t slot;
+    bool merge = prev && s->lineno - prev->line <= s->merge[(s->n_total - 1) % VF_OOM_MAX_EVENTS] &&
+                 !strcmp(prev->source, r->source);
+    if (merge) {
+        slot = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
+        struct vf_oom_event *ev = prev;
+        const struct vf_oom_event *n = &m->ev;
+        if (n->requested_bytes != VF_UNKNOWN)
+            ev->requested_bytes = n->requested_bytes;
+        if (n->total_bytes != VF_UNKNOWN)
+            ev->total_bytes = n->total_bytes;
+        if (n->free_bytes != VF_UNKNOWN)
+            ev->free_bytes = n->free_bytes;
+        if (n->allocated_bytes != VF_UNKNOWN)
+            ev->allocated_bytes = n->allocated_bytes;
+        if (n->reserved_bytes != VF_UNKNOWN)
+            ev->reserved_bytes = n->reserved_bytes;
+        if (n->reserved_unallocated_bytes != VF_UNKNOWN)
+            ev->reserved_unallocated_bytes = n->reserved_unallocated_bytes;
+        if (n->non_pytorch_bytes != VF_UNKNOWN)
+            ev->non_pytorch_bytes = n->non_pytorch_bytes;
+        if (n->device >= 0)
+            ev->device = n->device;
+        for (size_t i = 0; i < n->n_procs && ev->n_procs < VF_OOM_MAX_PROCS; i++) {
+            bool dup = false;
+            for (size_t j = 0; j < ev->n_procs; j++)
+                dup |= ev->procs[j].pid == n->procs[i].pid;
+            if (!dup)
+                ev->procs[ev->n_procs++] = n->procs[i];
+        }
+        if ((s->row_flags[slot] & VF__OOM_WEAK) && !(r->flags & VF__OOM_WEAK)) {
+            ev->pattern = r->id;
+            ev->tool = refine_tool(r->tool, s->hint);
+            s->row_flags[slot] = r->flags;
+            copy_text(s->text[slot], TEXT_MAX, line, len);
+        }
+        if (r->merge_lines > s->merge[slot])
+            s->merge[slot] = r->merge_lines;
+        ev->tool = refine_tool(
+            ev->tool, strcmp(r->tool, "pytorch") && strcmp(r->tool, "unknown") ? r->tool : NULL);
+    } else {
+        slot = (size_t)(s->n_total % VF_OOM_MAX_EVENTS);
+        s->n_total++;
+        s->ev[slot] = m->ev;
+        struct vf_oom_event *ev = &s->ev[slot];
+        ev->pattern = r->id;
+        ev->tool = refine_tool(r->tool, s->hint);
+        ev->source = r->source;
+        if (r->backend)
+            ev->backend = r->backend;
+        if (!ev->backend)
+            ev->backend = "cuda";
+        if (s->bnb_cpu && !strcmp(r->source, "bitsandbytes"))
+            ev->backend = "cpu"; /* a CPU-only bitsandbytes build: no GPU would help */
+        ev->line = s->lineno;
+        ev->step = s->cur_step;
+        copy_text(s->text[slot], TEXT_MAX, line, len);
+        ev->text = s->text[slot];
+        s->row_flags[slot] = r->flags;
+        s->merge[slot] = r->merge_lines;
+    }
+    if (m->version_hint && !s->version_explicit)
+        snprintf(s->version, sizeof s->version, "%s", m->version_hint);
+    if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
+        s->ctx.ctx_tokens = m->ctx_tokens;
+    if (m->batch != VF_UNKNOWN)
+        s->ctx.batch = m->batch;
+    if (m->utilization > 0)
+        s->ctx.gpu_memory_utilization = m->utilization;
+}
+
+static void match_rows(struct vf_oom_scan *s, const char *line, size_t len, const uint64_t mask[2])
+{
+    for (size_t i = 0; i < vf__oom_n_rows; i++) {
+        const struct vf__oom_row *r = &vf__oom_rows[i];
+        if (!bit(mask, s->row_pat[i]))
+            continue;
+        bool all = true;
+        for (int t = 1; t < 3 && r->trig[t] && all; t++)
+            all = vf__oom_find(line, len, r->trig[t]) != NULL;
+        if (!all)
+            continue;
+        struct vf__oom_m m;
+        memset(&m, 0, sizeof m);
+        struct vf_oom_event *ev = &m.ev;
+        ev->device = -1;
+        ev->requested_bytes = ev->total_bytes = ev->free_bytes = ev->allocated_bytes =
+            ev->reserved_bytes = ev->reserved_unallocated_bytes = ev->non_pytorch_bytes =
+                VF_UNKNOWN;
+        ev->step = VF_UNKNOWN;
+        m.ctx_tokens = m.batch = VF_UNKNOWN;
+        if (r->parse && !r->parse(&m, line, len, r->flags))
+            continue;
+        apply_match(s, r, &m, line, len);
+        return;
+    }
+}
+
+/* One complete line (without its newline), at most VF_OOM_MAX_LINE bytes. */
+static void do_line(struct vf_oom_scan *s, const char *line, size_t len)
+{
+    s->lineno++;
+    if (len && line[len - 1] == '\r')
+        len--;
+    if (len < s->m)
+        return;
+    uint64_t mask[2];
+    if (!filter(s, line, len, mask))
+        return;
+    context_line(s, line, len, mask); /* hints first: they may name this line's tool */
+    match_rows(s, line, len, mask);
+}
+
+/* ---------------------------------------------------------------- feed */
+
+static void pend_add(struct vf_oom_scan *s, const char *p, size_t n)
+{
+    size_t room = VF_OOM_MAX_LINE - s->pend_len;
+    if (n > room)
+        n = room; /* the rest of an over-long line is dropped: bounded memory */
+    memcpy(s->pend + s->pend_len, p, n);
+    s->pend_len += n;
+    s->pend_open = true;
+}
+
+enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
+                             struct vf_error *err)
+{
+    if (!s || (!buf && len))
+        return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) {
+            pend_add(s, p, (size_t)(end - p));
+            break;
+        }
+        if (s->pend_open) {
+            pend_add(s, p, (size_t)(nl - p));
+            do_line(s, s->pend, s->pend_len);
+            s->pend_len = 0;
+            s->pend_open = false;
+        } else {
+            size_t n = (size_t)(nl - p);
+            do_line(s, p, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
+        }
+        p = nl + 1;
+    }
+    return VF_OK;
+}
+
+enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event **events,
+                               size_t *n_kept, uint64_t *n_total, const struct vf_oom_context **ctx,
+                               struct vf_error *err)
+{
+    if (!s)
+        return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
+    if (s->pend_open) {
+        do_line(s, s->pend, s->pend_len);
+        s->pend_len = 0;
+        s->pend_open = false;
+    }
+    size_t n = s->n_total < VF_OOM_MAX_EVENTS ? (size_t)s->n_total : VF_OOM_MAX_EVENTS;
+    struct vf_oom_event *out = NULL;
+    if (n) {
+        out = vf_arena_alloc(s->arena, n * sizeof *out);
+        if (!out)
+            return vf__errf(err, VF_ENOMEM, "oom scan: out of memory");
+        uint64_t first = s->n_total - n;
+        for (size_t i = 0; i < n; i++)
+            out[i] = s->ev[(first + i) % VF_OOM_MAX_EVENTS];
+    }
+    s->ctx.model = *s->model ? s->model : NULL;
+    s->ctx.tool_version = *s->version ? s->version : NULL;
+    if (events)
+        *events = out;
+    if (n_kept)
+        *n_kept = n;
+    if (n_total)
+        *n_total = s->n_total;
+    if (ctx)
+        *ctx = &s->ctx;
+    return VF_OK;
+}

@@ -1,0 +1,278 @@
+/*
+ * render_explain.c - `vramfit explain` as text (an expert walking through the message) and as
+ * the JSON of DESIGN section 8, "Explain JSON" (jansson, byte-identical for CLI and HTTP).
+ */
+#include "internal.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ string builder */
+
+struct sb {
+    struct vf_arena *a;
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+
+static void sb_add(struct sb *b, const char *fmt, ...) VF__PRINTF(2, 3);
+static void sb_add(struct sb *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        va_end(ap2);
+        return;
+    }
+    size_t need = b->len + (size_t)n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < need)
+            cap *= 2;
+        char *np = vf_arena_alloc(b->a, cap);
+        if (!np) {
+            b->failed = true;
+            va_end(ap2);
+            return;
+        }
+        if (b->len)
+            memcpy(np, b->p, b->len);
+        b->p = np;
+        b->cap = cap;
+    }
+    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap2);
+    va_end(ap2);
+    b->len += (size_t)n;
+}
+
+static const char *iec(char *buf, size_t cap, uint64_t v)
+{
+    return vf_format_bytes(buf, cap, v, VF_FMT_IEC);
+}
+
+static const char *cause_words(const char *c)
+{
+    static const struct {
+        const char *cause, *words;
+    } t[] = {
+        {"fragmentation", "the memory is there, but cut into pieces too small for the request."},
+        {"other_process", "another process holds memory on the same card."},
+        {"workload_too_large", "the job needs more than the card holds."},
+        {"kv_cache", "the KV cache for the context asked for does not fit next to the weights."},
+        {"leak", "memory grew over many steps: look for a leak before shrinking the job."},
+        {"engine_reservation", "the engine reserves a share of the whole card that is not free."},
+        {"host_ram", "the host's RAM ran out, not the GPU's: a bigger GPU does not help."},
+        {"not_vram", "not GPU memory: a kernel needs more on-chip shared memory than it has."},
+        {"unknown", "the message does not say enough; run nvidia-smi while the job runs."},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (c && !strcmp(c, t[i].cause))
+            return t[i].words;
+    return "unknown.";
+}
+
+/* Contract: text for a finished vf_explain(); NULL only when the arena is exhausted. */
+char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
+                             const struct vf_render_opts *o)
+{
+    (void)o;
+    struct sb b = {.a = a};
+    char s1[48], s2[48], s3[48];
+    if (!x->n_events) {
+        sb_add(&b, "no out-of-memory error found\n");
+        return b.failed ? NULL : (b.p ? b.p : vf_arena_strdup(a, ""));
+    }
+    const struct vf_oom_event *ev = &x->events[x->n_events - 1];
+    sb_add(&b, "out of memory (%s) - %s via %s, %s", ev->pattern ? ev->pattern : "?",
+           ev->tool ? ev->tool : "?", ev->source ? ev->source : "?",
+           ev->backend ? ev->backend : "?");
+    if (ev->device >= 0)
+        sb_add(&b, ", GPU %d", ev->device);
+    sb_add(&b, ", line %llu", (unsigned long long)ev->line);
+    if (ev->step != VF_UNKNOWN)
+        sb_add(&b, ", at step %llu", (unsigned long long)ev->step);
+    sb_add(&b, "\n");
+    if (x->n_total > 1)
+        sb_add(&b, "(the last of %llu such errors in the log)\n", (unsigned long long)x->n_total);
+    sb_add(&b, "\n");
+
+    if (ev->requested_bytes != VF_UNKNOWN)
+        sb_add(&b, "  failed request    %12s   one allocation; not what the whole job needs\n",
+               iec(s1, sizeof s1, ev->requested_bytes));
+    if (ev->total_bytes != VF_UNKNOWN)
+        sb_add(&b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
+    if (ev->free_bytes != VF_UNKNOWN) {
+        sb_add(&b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
+        if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
+            sb_add(&b, "   short by %s", iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
+        sb_add(&b, "\n");
+    }
+    if (ev->allocated_bytes != VF_UNKNOWN) {
+        uint64_t ru = ev->reserved_unallocated_bytes;
+        uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
+        sb_add(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
+               iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
+               iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+    }
+    if (ev->n_procs) {
+        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
+            sb_add(&b, "  %s PID %-8u %12s\n", i ? "               " : "other processes",
+                   ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes));
+    } else if (ev->total_bytes != VF_UNKNOWN) {
+        sb_add(&b, "  other processes   none named in the message\n");
+    }
+    if (ev->text)
+        sb_add(&b, "  message           %s\n", ev->text);
+
+    const struct vf_diagnosis *d = &x->diagnosis;
+    sb_add(&b, "\nDiagnosis (%s): %s\n", d->cause ? d->cause : "unknown", cause_words(d->cause));
+    if (d->n_secondary) {
+        sb_add(&b, "Also:");
+        for (size_t i = 0; i < d->n_secondary; i++)
+            sb_add(&b, " %s%s", d->secondary[i], i + 1 < d->n_secondary ? "," : "");
+        sb_add(&b, "\n");
+    }
+    for (size_t i = 0; i < d->n_evidence; i++)
+        sb_add(&b, "  - %s\n", d->evidence[i]);
+
+    if (x->n_fixes) {
+        sb_add(&b, "\nFixes for %s, in the order to try them:\n",
+               ev->tool ? ev->tool : "this tool");
+        for (size_t i = 0; i < x->n_fixes; i++) {
+            const struct vf_fix *f = &x->fixes[i];
+            if (f->saves_bytes != VF_UNKNOWN)
+                snprintf(s1, sizeof s1, "saves ~%s", iec(s2, sizeof s2, f->saves_bytes));
+            else
+                snprintf(s1, sizeof s1, "saves ?");
+            sb_add(&b, "  %2zu  %-46s %-18s %s\n", i + 1, f->title, s1, f->cost ? f->cost : "");
+            sb_add(&b, "        %s\n", f->command);
+            if (f->saves_bytes == VF_UNKNOWN && f->missing)
+                sb_add(&b, "        (no saving computed: %s)\n", f->missing);
+        }
+    }
+    if (x->bigger_card) {
+        sb_add(&b, "\nNo fix above? The cheapest card with room for this job:\n");
+        sb_add(&b, "  %s", x->bigger_card->name);
+        if (x->bigger_offer) {
+            char p1[32], p2[32], p3[32];
+            uint64_t per_min = x->bigger_offer->price_micro / 60;
+            uint64_t q = x->bigger_offer->price_micro / 4;
+            sb_add(&b, "   %s %s/h (%s/min)   a 15-minute test costs %s %s",
+                   x->bigger_offer->currency,
+                   vf_format_price(p1, sizeof p1, x->bigger_offer->price_micro, 2),
+                   vf_format_price(p2, sizeof p2, per_min, 4), x->bigger_offer->currency,
+                   vf_format_price(p3, sizeof p3, q, 2));
+        }
+        sb_add(&b, "\n");
+    }
+    return b.failed ? NULL : b.p;
+}
+
+/* ------------------------------------------------------------------- JSON */
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+
+static json_t *jbytes(uint64_t v)
+{
+    return v == VF_UNKNOWN ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *jstr(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *event_json(const struct vf_oom_event *ev)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "tool", jstr(ev->tool));
+    json_object_set_new(o, "source", jstr(ev->source));
+    json_object_set_new(o, "backend", jstr(ev->backend));
+    json_object_set_new(o, "requested_bytes", jbytes(ev->requested_bytes));
+    json_object_set_new(o, "total_bytes", jbytes(ev->total_bytes));
+    json_object_set_new(o, "free_bytes", jbytes(ev->free_bytes));
+    json_object_set_new(o, "allocated_bytes", jbytes(ev->allocated_bytes));
+    json_object_set_new(o, "reserved_unallocated_bytes", jbytes(ev->reserved_unallocated_bytes));
+    json_t *ps = json_array();
+    for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++) {
+        json_t *p = json_object();
+        json_object_set_new(p, "pid", json_integer(ev->procs[i].pid));
+        json_object_set_new(p, "bytes", jbytes(ev->procs[i].bytes));
+        json_array_append_new(ps, p);
+    }
+    json_object_set_new(o, "processes", ps);
+    json_object_set_new(o, "line", json_integer((json_int_t)ev->line));
+    return o;
+}
+
+/* Contract: the Explain JSON document; NULL only when memory runs out. */
+char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
+{
+    json_t *root = json_object();
+    json_t *evs = json_array();
+    for (size_t i = 0; i < x->n_events; i++)
+        json_array_append_new(evs, event_json(&x->events[i]));
+    json_object_set_new(root, "events", evs);
+
+    const struct vf_diagnosis *d = &x->diagnosis;
+    json_t *dj = json_object();
+    json_object_set_new(dj, "cause", jstr(x->n_events ? d->cause : NULL));
+    json_t *sec = json_array(), *evi = json_array();
+    for (size_t i = 0; i < d->n_secondary; i++)
+        json_array_append_new(sec, json_string(d->secondary[i]));
+    for (size_t i = 0; i < d->n_evidence; i++)
+        json_array_append_new(evi, json_string(d->evidence[i]));
+    json_object_set_new(dj, "secondary", sec);
+    json_object_set_new(dj, "evidence", evi);
+    json_object_set_new(root, "diagnosis", dj);
+
+    json_t *fx = json_array();
+    for (size_t i = 0; i < x->n_fixes; i++) {
+        const struct vf_fix *f = &x->fixes[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "title", jstr(f->title));
+        json_object_set_new(o, "command", jstr(f->command));
+        json_object_set_new(o, "saves_bytes", jbytes(f->saves_bytes));
+        json_object_set_new(o, "missing", jstr(f->saves_bytes == VF_UNKNOWN ? f->missing : NULL));
+        json_t *c = json_object();
+        json_object_set_new(c, "quality", jstr(f->quality));
+        json_object_set_new(c, "speed_factor", json_real(f->speed_factor));
+        json_object_set_new(c, "text", jstr(f->cost));
+        json_object_set_new(o, "cost", c);
+        json_array_append_new(fx, o);
+    }
+    json_object_set_new(root, "fixes", fx);
+    if (x->bigger_card) {
+        json_t *bc = json_object();
+        json_object_set_new(bc, "gpu", jstr(x->bigger_card->id));
+        json_object_set_new(bc, "name", jstr(x->bigger_card->name));
+        json_object_set_new(bc, "usable_bytes", jbytes(x->bigger_card->usable_bytes));
+        json_object_set_new(bc, "price_per_hour",
+                            x->bigger_offer ? json_real((double)x->bigger_offer->price_micro / 1e6)
+                                            : json_null());
+        json_object_set_new(bc, "currency",
+                            x->bigger_offer ? json_string(x->bigger_offer->currency) : json_null());
+        json_object_set_new(root, "bigger_card", bc);
+    } else {
+        json_object_set_new(root, "bigger_card", json_null());
+    }
+    json_object_set_new(root, "events_total", json_integer((json_int_t)x->n_total));
+
+    char *s = json_dumps(root, DUMP_FLAGS);
+    json_decref(root);
+    if (!s)
+        return NULL;
+    char *out = vf_arena_printf(a, "%s\n", s);
+    free(s);
+    return out;
+}
