@@ -12,6 +12,14 @@
 # Model bytes are compared exactly (memory_breakdown()), KV and output as llama.cpp prints
 # them (MiB, 2 decimals), compute as exact context bytes minus the printed KV.
 #
+# The peer: node-llama-cpp 3.21.1's own closed-form estimate of the same config (its v1
+# heuristic, GgufInsights.estimateModelResourceRequirements / estimateContextResource-
+# Requirements with gpuLayers 0, which oracle.mjs runs before loading). v1 gives the model
+# bytes and one context figure (KV + compute), so the peer columns compare those two: ctx_ref
+# is llama.cpp's exact context bytes, ctx_ours our KV + compute, ctx_peer v1's, and "ours<=" is
+# yes when our model and context errors are both at most the peer's. (Its v2 estimate runs
+# llama.cpp itself with no_alloc, so it is the oracle, not a peer.)
+#
 # Environment: PEERS (default ../shared/peers beside the repo), QUICK=1 (a third of the
 # cases), KEEP=1 keeps the temporary folder.
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,8 +99,11 @@ vals() { # FILE EXPR...: one line of values from a JSON file ("-" when absent)
     node -e 'const fs=require("fs");let j={};try{j=JSON.parse(fs.readFileSync(process.argv[1],"utf8"))}catch(e){}
 const out=[];for(const e of process.argv.slice(2)){let v;try{v=Function("j","return ("+e+")")(j)}catch(x){}out.push(v==null?"-":String(v))}console.log(out.join(" "))' "$f" "$@"
 }
-row() { printf '%-11s %6s %2s %-3s %-4s %12s %12s %7s %8s %8s %9s %9s %7s %6s %6s\n' "$@"; }
-row model ctx np fa kv model_ref model_ours err kv_ref kv_ours comp_ref comp_ours err% out_r out_o
+row() {
+    printf '%-11s %6s %2s %-3s %-4s %10s %10s %7s %8s %8s %10s %10s %7s %5s %5s %10s %10s %10s %8s %8s %6s\n' "$@"
+}
+row model ctx np fa kv model_ref model_ours err kv_ref kv_ours comp_ref comp_ours err% out_r \
+    out_o ctx_ref ctx_ours ctx_peer ours% peer% ours\<=
 fail=0
 : >"$tmp/errs"
 while IFS='|' read -r name mopts; do
@@ -113,32 +124,42 @@ while IFS='|' read -r name mopts; do
         "$bin" estimate "$f" --engine llama.cpp --cpu -c $((ctx * np)) -np "$np" -fa "$fa" \
             -b "$ub" -ub "$ub" -ctk "$kv" -ctv "$kv" --json >"$o.ours.json" 2>"$o.ours.err"
         set -- $(vals "$o.oracle.json" "j.llama_cpp.exact.model_bytes" "j.llama_cpp.kv_buffer_mib" \
-            "j.llama_cpp.exact.context_bytes" "j.llama_cpp.output_buffer_mib")
-        mr=$1 kr=$2 cb=$3 outr=$4
+            "j.llama_cpp.exact.context_bytes" "j.llama_cpp.output_buffer_mib" \
+            "j.node_llama_cpp_estimate.v1_heuristic.model_cpu_ram_bytes" \
+            "j.node_llama_cpp_estimate.v1_heuristic.context_cpu_ram_bytes")
+        mr=$1 kr=$2 cb=$3 outr=$4 mp=$5 cp=$6
         set -- $(vals "$o.ours.json" \
             'j.components.find(c=>c.name=="model_buffer").bytes' \
             '(j.components.find(c=>c.name=="kv_buffer").bytes/1048576).toFixed(2)' \
             'j.components.find(c=>c.name=="compute_buffer").bytes' \
-            '(j.components.find(c=>c.name=="output_buffer").bytes/1048576).toFixed(2)')
-        mo=$1 ko=$2 co=$3 outo=$4
+            '(j.components.find(c=>c.name=="output_buffer").bytes/1048576).toFixed(2)' \
+            'j.components.find(c=>c.name=="kv_buffer").bytes')
+        mo=$1 ko=$2 co=$3 outo=$4 kb=$5
         if [ "$mr" = - ] || [ "$mo" = - ]; then
-            row "$name" "$ctx" "$np" "$fa" "$kv" "${mr}" "${mo}" ERROR - - - - - - -
+            row "$name" "$ctx" "$np" "$fa" "$kv" "${mr}" "${mo}" ERROR - - - - - - - - - - - - -
             fail=1
             continue
         fi
-        set -- $(node -e 'const [mr,mo,kr,ko,cb,co]=process.argv.slice(1).map(Number);
+        set -- $(node -e 'const [mr,mo,kr,ko,cb,co,kb,mp,cp]=process.argv.slice(1).map(Number);
 const cr=cb-Math.round(kr*1048576);const me=(mo-mr)/mr*100,ce=(co-cr)/cr*100;
-console.log(cr, me.toFixed(2), ce.toFixed(2), (Number(ko)-kr).toFixed(2))' "$mr" "$mo" "$kr" "$ko" "$cb" "$co")
-        cr=$1 me=$2 ce=$3 kd=$4
+const xo=kb+co,xe=(xo-cb)/cb*100,pe=(cp-cb)/cb*100,pm=(mp-mr)/mr*100;
+const ok=Number.isFinite(pe)?(Math.abs(xe)<=Math.abs(pe)+1e-9&&Math.abs(me)<=Math.abs(pm)+1e-9?"yes":"no"):"-";
+console.log(cr, me.toFixed(2), ce.toFixed(2), (Number(ko)-kr).toFixed(2), xo, xe.toFixed(2),
+  Number.isFinite(pe)?pe.toFixed(2):"-", ok)' "$mr" "$mo" "$kr" "$ko" "$cb" "$co" "$kb" "$mp" "$cp")
+        cr=$1 me=$2 ce=$3 kd=$4 xo=$5 xe=$6 pe=$7 ok=$8
         row "$name" "$ctx" "$np" "$fa" "$kv" "$mr" "$mo" "$me" "$kr" "$ko" \
-            "$cr" "$co" "$ce" "$outr" "$outo"
-        echo "$me $kd $ce" >>"$tmp/errs"
+            "$cr" "$co" "$ce" "$outr" "$outo" "$cb" "$xo" "$cp" "$xe" "$pe" "$ok"
+        echo "$me $kd $ce $xe $pe $ok" >>"$tmp/errs"
     done <"$tmp/cases.txt"
     rm -f "$f"
 done <"$tmp/models.txt"
 
 node -e 'const fs=require("fs");const r=fs.readFileSync(process.argv[1],"utf8").trim().split("\n").filter(Boolean).map(l=>l.split(" ").map(Number));
 const st=(i)=>{const a=r.map(x=>Math.abs(x[i])).sort((p,q)=>p-q);return a.length?[a[a.length>>1].toFixed(2),a[a.length-1].toFixed(2)]:["-","-"]};
-const [m,k,c]=[0,1,2].map(st);
-console.log(`accuracy-llamacpp: ${r.length} cases; |error| median/max: model ${m[0]}%/${m[1]}%, KV ${k[0]}/${k[1]} MiB, compute ${c[0]}%/${c[1]}%`)' "$tmp/errs"
+const [m,k,c,x,p]=[0,1,2,3,4].map(st);
+const raw=fs.readFileSync(process.argv[1],"utf8").trim().split("\n").filter(Boolean).map(l=>l.split(" "));
+const w5=raw.filter(a=>Math.abs(Number(a[2]))<=5).length,ex=raw.filter(a=>Number(a[2])===0).length;
+const yes=raw.filter(a=>a[5]==="yes").length,peer=raw.filter(a=>a[5]!=="-").length;
+console.log(`accuracy-llamacpp: ${r.length} cases; |error| median/max: model ${m[0]}%/${m[1]}%, KV ${k[0]}/${k[1]} MiB, compute ${c[0]}%/${c[1]}%`);
+console.log(`accuracy-llamacpp: compute within 5 % in ${w5}/${r.length} (0.00 % in ${ex}); context (KV + compute) ours ${x[0]}%/${x[1]}%, peer node-llama-cpp v1 ${p[0]}%/${p[1]}%; ours at least as close as the peer in ${yes}/${peer}`)' "$tmp/errs"
 exit $fail

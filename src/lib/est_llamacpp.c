@@ -4,7 +4,7 @@
  * -ngl and -ts, token embeddings on the CPU), KV buffers (cells padded to 256, sliding
  * layers capped, per stream), compute buffers (the graph reserve, calibrated on the CPU
  * oracle), the logits output buffer and the CUDA context. Fixes solve -c, -ngl, the KV
- * type, --n-cpu-moe and what --fit would choose. Formulas F-LCPP-01..11 in
+ * type, --n-cpu-moe and what --fit would choose. Formulas F-LCPP-01..12 in
  * docs/FORMULAS-llamacpp.md.
  */
 #include "est_llamacpp.h"
@@ -147,12 +147,43 @@ static uint64_t ffn_width(const struct vf_model *m)
  *           FFN        mask + 3E + 2Ekv + 3F
  *           output     mask + 5E + 2Ekv + logits (the logits land where KQ was)
  *   FA on:  FFN        mask + 4E + 3F;  output  2E + logits
- * plus the graph inputs (positions, ids, out_ids): 20 B (FA off) or 28 B (FA on) per token.
+ *           with a rotated quantized cache (F-LCPP-12): FFN mask + 3E + 3F; output 3E + logits
+ * plus the graph inputs (positions, ids, out_ids): 20 B (FA off) or 28 B (FA on) per token,
+ * and the rotation matrices (F-LCPP-12).
  * A GPU keeps one E less (the token embeddings are looked up on the CPU).
  */
 struct graph_terms {
     uint64_t attn, ffn, out, inputs, e, mask;
 };
+
+/*
+ * F-LCPP-12: llama.cpp's Hadamard rotation of a quantized KV cache (PR 21038, on by default
+ * since April 2026; LLAMA_ATTN_ROT_DISABLE turns it off). llama_kv_cache sets attn_rot_k when
+ * the K type is quantized and n_embd_head_k % 64 == 0 (attn_rot_v likewise for V). The graph
+ * then multiplies Q and K by an nrot x nrot f32 input attn_inp_k_rot before the cache write
+ * and attention (nrot = the largest power of two dividing the K head size), V by a 64 x 64
+ * attn_inp_v_rot before the write and the attention output by it again. These are graph nodes
+ * (ggml_mul_mat), not kernel internals: every backend, CUDA included, allocates them. Returns
+ * the bytes of the two rotation matrices (0: no rotation).
+ */
+static uint64_t rot_input_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c)
+{
+    uint32_t be, bb;
+    uint64_t bytes = 0;
+    uint64_t hk = m->attn == VF_ATTN_MLA ? (uint64_t)m->kv_lora_rank + m->qk_rope_dim : m->head_dim;
+    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+    vf_dtype_block(c->tk, &be, &bb);
+    if (be > 1 && hk && hk % 64 == 0) {
+        uint64_t nrot = 64;
+        while (hk % (nrot * 2) == 0)
+            nrot *= 2;
+        bytes = vf__sat_add(bytes, nrot * nrot * 4);
+    }
+    vf_dtype_block(c->tv, &be, &bb);
+    if (be > 1 && hv && hv % 64 == 0 && m->attn != VF_ATTN_MLA)
+        bytes = vf__sat_add(bytes, 64 * 64 * 4);
+    return bytes;
+}
 
 static struct graph_terms graph_terms(const struct vf_model *m, const struct vf_lcpp_cfg *c,
                                       const struct vf_lcpp_plan *p)
@@ -184,10 +215,15 @@ static struct graph_terms graph_terms(const struct vf_model *m, const struct vf_
         t.out = vf__sat_add(vf__sat_add(mask, e5kv2), logits);
         t.inputs = vf__sat_mul(nt, 20);
     } else {
+        /* F-LCPP-12: the Q/K/V/output rotations of a quantized cache shift the residual
+         * stream by one E: the FFN point keeps one E less, the logits land one E higher.
+         * Oracle: q8_0/q4_0 at 4096..32768 cells exact to the byte at the FFN point, +44 KiB
+         * (the inputs, freed by then) at the output point, on three synthetic models. */
+        uint64_t rot = rot_input_bytes(m, c);
         t.attn = 0;
-        t.ffn = vf__sat_add(vf__sat_add(mask, vf__sat_mul(e, 4)), vf__sat_mul(f, 3));
-        t.out = vf__sat_add(vf__sat_mul(e, 2), logits);
-        t.inputs = vf__sat_mul(nt, 28);
+        t.ffn = vf__sat_add(vf__sat_add(mask, vf__sat_mul(e, rot ? 3 : 4)), vf__sat_mul(f, 3));
+        t.out = vf__sat_add(vf__sat_mul(e, rot ? 3 : 2), logits);
+        t.inputs = vf__sat_add(vf__sat_mul(nt, 28), rot);
     }
     t.e = e;
     t.mask = vf__sat_mul(vf__sat_mul(mask_cells, nt), 4); /* the f32 mask the CPU builds */

@@ -95,6 +95,27 @@ static void test_quant_v_needs_fa(void **s)
     assert_u64(comp_on(&e, "kv_buffer", 0), (1ULL << 30) / 64 * 34);
 }
 
+/* F-LCPP-12: a quantized cache is Hadamard-rotated (K and V types quantized, head size 128 a
+ * multiple of 64): attn_inp_k_rot is 128 x 128 f32 (the largest power of two dividing 128) =
+ * 64 KiB, attn_inp_v_rot 64 x 64 f32 = 16 KiB, both graph inputs. The rotations move the
+ * residual stream: output point 3E + logits (not 2E), FFN point mask + 3E + 3F (not 4E).
+ * Llama 3.1 8B -c 8192 q8_0, FA on, on CUDA0 (one E less): 2E + logits = 16 + 250.5 MiB
+ * beats mask 8 + 2E 16 + 3F 3 x 14336 x 512 x 4 = 84 MiB; + 28 x 512 + 80 KiB inputs.
+ * The same config with an f16 cache (no rotation) is 258.5 MiB + 14,336 B (test 1). */
+static void test_kv_rotation(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 8192, .users = 1, .kv_dtype = VF_DT_Q8_0};
+    struct vf_estimate e = run("llama-3.1-8b", &w, VF_OK);
+    assert_u64(comp_on(&e, "compute_buffer", 0), 266 * MIB + MIB / 2 + 14336 + 81920);
+    /* host: E + the f32 mask 8 + 16 MiB, + the same inputs */
+    assert_u64(comp_on(&e, "compute_buffer", VF_DEV_HOST), 24 * MIB + 14336 + 81920);
+    /* q4_0 rotates the same way: the compute buffer does not depend on the quant type */
+    struct vf_workload w4 = {.ctx_tokens = 8192, .users = 1, .kv_dtype = VF_DT_Q4_0};
+    struct vf_estimate e4 = run("llama-3.1-8b", &w4, VF_OK);
+    assert_u64(comp_on(&e4, "compute_buffer", 0), comp_on(&e, "compute_buffer", 0));
+}
+
 /* F-LCPP-02: -ngl 16 of 32: layers 17..31 on the GPU (i_gpu_start = 33 - 16 = 17), the
  * output layer too; layers 0..16 and their KV on the CPU. */
 static void test_partial(void **s)
@@ -161,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_compute_fa_off), cmocka_unit_test(test_quant_v_needs_fa),
         cmocka_unit_test(test_partial),        cmocka_unit_test(test_two_gpus),
         cmocka_unit_test(test_cpu_and_fixes),  cmocka_unit_test(test_measured_9221),
+        cmocka_unit_test(test_kv_rotation),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
