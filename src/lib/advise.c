@@ -608,8 +608,7 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
 
     /* The cheapest bigger card (F-OOM-21), when no fix covers the shortfall for free. */
     if (dead_end || !opts || !opts->catalog || is(d->cause, "other_process") ||
-        is(d->cause, "fragmentation") || is(d->cause, "leak") ||
-        is(d->cause, "engine_reservation"))
+        is(d->cause, "fragmentation") || is(d->cause, "leak") || is(d->cause, "engine_reservation"))
         return VF_OK; /* memory is there, held or split: a bigger card is not the answer */
     uint64_t short_by = VF_UNKNOWN;
     if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
