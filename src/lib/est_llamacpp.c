@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LCPP_VERSION "b7400 (node-llama-cpp 3.21.1's build, Dec 2025)"
+#define LCPP_VERSION "as in node-llama-cpp 3.21.1 (2026, with KV rotation)"
 #define MIB          (1ULL << 20)
 /* F-LCPP-03: llama.cpp pads the context and each stream's cells to 256 */
 #define LCPP_PAD 256
