@@ -20,7 +20,20 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
                          struct vf_error *err);
 
 /* Tool groups: the tool of the event maps to one of these. */
-enum group { G_ANY = 0, G_COMFY, G_OLLAMA, G_LLAMACPP, G_VLLM, G_TRAIN, G_TORCH };
+enum group {
+    G_ANY = 0,
+    G_COMFY,
+    G_OLLAMA,
+    G_LLAMACPP,
+    G_VLLM,
+    G_TRAIN,
+    G_TORCH,
+    G_TF,     /* TensorFlow, its BFC pool and the cuBLAS/cuDNN handles it creates */
+    G_JAX,    /* JAX/XLA */
+    G_NCCL,   /* NCCL buffers in a distributed job */
+    G_CUBLAS, /* cuBLAS/cuDNN handle creation outside TensorFlow */
+    G_BNB     /* transformers + bitsandbytes loading a quantized model */
+};
 
 enum change {
     CH_NONE = 0, /* not an estimator change: saves from the event or unknown */
@@ -74,6 +87,53 @@ static const struct rule rules[] = {
      CH_NONE, "none", 1.0, "none"},
     {G_TRAIN, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
      "none", 1.0, "none"},
+    /* bitsandbytes (oom-formats 6): a CPU-only build first, then the fit */
+    {G_BNB, ANYC, "a CUDA build of bitsandbytes (this one has no GPU support)",
+     "pip install -U bitsandbytes (a CUDA wheel); check: python -m bitsandbytes", CH_NONE, "none",
+     1.0, "none"},
+    {G_BNB, "workload_too_large", "4-bit instead of 8-bit", "BitsAndBytesConfig(load_in_4bit=True)",
+     CH_NONE, "minor", 1.0, "slightly lower quality"},
+    {G_BNB, "workload_too_large", "offload what does not fit, kept in fp32 on the CPU",
+     "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) + device_map with max_memory",
+     CH_NONE, "none", 0.3, "CPU layers are several times slower"},
+    /* TensorFlow (oom-formats 8) */
+    {G_TF, "engine_reservation", "let TensorFlow grow its pool instead of taking the card",
+     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
+     CH_NONE, "none", 1.0, "none"},
+    {G_TF, ANYC, "smaller batch", "model.fit(..., batch_size=<half>)", CH_NONE, "none", 1.0,
+     "more steps per epoch"},
+    {G_TF, ANYC, "let TensorFlow grow its pool instead of taking the card",
+     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
+     CH_NONE, "none", 1.0, "none"},
+    {G_TF, ANYC, "mixed precision", "tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")",
+     CH_NONE, "minor", 1.0, "loss scaling; faster on tensor cores"},
+    /* JAX/XLA (oom-formats 9) */
+    {G_JAX, "engine_reservation other_process unknown",
+     "do not preallocate (set before importing jax)", "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+     CH_NONE, "none", 1.0, "allocations as needed; fragmentation possible"},
+    {G_JAX, "engine_reservation other_process unknown", "a smaller share per process",
+     "export XLA_PYTHON_CLIENT_MEM_FRACTION=.50", CH_NONE, "none", 1.0,
+     "each process gets that share of the card"},
+    {G_JAX, ANYC, "smaller batch", "batch_size = <half>", CH_NONE, "none", 1.0,
+     "more steps per epoch"},
+    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", 0.75,
+     "20-30 % slower"},
+    /* NCCL (oom-formats 11) */
+    {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
+     "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps"},
+    {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
+     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
+     "slower collectives"},
+    {G_NCCL, ANYC, "check for other processes on the cards; confirm with the NCCL log",
+     "nvidia-smi; export NCCL_DEBUG=INFO", CH_NONE, "none", 1.0, "none"},
+    /* cuBLAS/cuDNN handle at start-up (oom-formats 10) */
+    {G_CUBLAS, ANYC, "a card with free memory at start-up",
+     "nvidia-smi; CUDA_VISIBLE_DEVICES=<a free card> python ...", CH_NONE, "none", 1.0, "none"},
+    {G_CUBLAS, ANYC, "a smaller cuBLAS workspace", "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
+     CH_NONE, "none", 1.0, "none measurable"},
+    {G_CUBLAS, ANYC, "a smaller model or more cards (device_map=\"auto\" with max_memory)",
+     "from_pretrained(..., device_map=\"auto\", max_memory={0: \"20GiB\"})", CH_NONE, "none", 1.0,
+     "spread over cards"},
     /* ComfyUI, in the guide's order */
     {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
      "minor", 1.0, "slight loss of fine detail"},
@@ -162,8 +222,19 @@ static bool is_train_tool(const char *t)
            is(t, "jax");
 }
 
-static enum group group_of(const char *tool, const struct vf_oom_context *ctx)
+static enum group group_of(const char *tool, const struct vf_oom_event *ev,
+                           const struct vf_oom_context *ctx)
 {
+    if (is(tool, "tensorflow"))
+        return G_TF;
+    if (is(tool, "jax") || is(ev->source, "xla"))
+        return G_JAX;
+    if (is(ev->source, "nccl"))
+        return G_NCCL;
+    if (is(ev->source, "cublas") || is(ev->source, "cudnn"))
+        return G_CUBLAS;
+    if (is(ev->source, "bitsandbytes"))
+        return G_BNB;
     if (is(tool, "comfyui"))
         return G_COMFY;
     if (is(tool, "ollama"))
@@ -547,7 +618,7 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
     if (rc)
         return rc;
     struct vf_diagnosis *d = &out->diagnosis;
-    enum group g = group_of(tool, ctx);
+    enum group g = group_of(tool, ev, ctx);
 
     struct known *k = vf_arena_alloc(a, sizeof *k);
     if (!k)
@@ -574,7 +645,14 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
         if (dead_end)
             break;
         bool group_ok = r->g == G_ANY || r->g == g ||
-                        (r->g == G_TORCH && g != G_OLLAMA && g != G_LLAMACPP && g != G_VLLM);
+                        (r->g == G_TORCH && (g == G_COMFY || g == G_TRAIN || g == G_TORCH));
+        /* the CUDA build of bitsandbytes only when the log says it has no GPU support */
+        if (r->g == G_BNB && r->causes == ANYC && !is(ev->backend, "cpu"))
+            continue;
+        /* the TF growth row once: first for engine_reservation, else in the guide's place */
+        if (r->g == G_TF && r->causes == ANYC && r->ch == CH_NONE &&
+            !strncmp(r->command, "tf.config", 9) && is(d->cause, "engine_reservation"))
+            continue;
         if (!group_ok)
             continue;
         if (r->causes) {

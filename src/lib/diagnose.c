@@ -22,6 +22,8 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
 
 /* A training run that dies after this many steps is more likely leaking than too large. */
 #define LEAK_MIN_STEPS 500u
+/* An XLA program needing less than this in all failed on memory something else had taken. */
+#define XLA_SMALL_PROGRAM ((uint64_t)1 << 30)
 
 static bool has(const char *s, const char *needle)
 {
@@ -121,8 +123,11 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
                  "setting), not of GPU memory: a card with more VRAM of the same architecture "
                  "does not help");
     }
-    if (is(ev->source, "linux") || is(ev->backend, "cpu") || has(text, "DefaultCPUAllocator") ||
-        has(text, "requires more system memory") || has(text, "Killed process")) {
+    /* a CPU-only bitsandbytes build marks its event backend cpu: that is not host RAM */
+    bool bnb = is(ev->source, "bitsandbytes");
+    if (is(ev->source, "linux") || (is(ev->backend, "cpu") && !bnb) ||
+        has(text, "DefaultCPUAllocator") || has(text, "requires more system memory") ||
+        has(text, "Killed process")) {
         cause(d, "host_ram");
         evidence(a, d,
                  "F-OOM-18: the host's RAM ran out (%s), not the GPU's: the fix is more RAM, "
@@ -152,8 +157,67 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
                  ctx->gpu_memory_utilization);
     }
 
+    /* F-OOM-17: an engine's own pool took the card before the failing allocation. */
+    if (is(ev->tool, "tensorflow") && (is(ev->source, "cublas") || is(ev->source, "cudnn"))) {
+        cause(d, "engine_reservation");
+        evidence(a, d,
+                 "F-OOM-17: TensorFlow maps (nearly) all GPU memory into its BFC pool at start; "
+                 "the %s handle, allocated outside that pool, found nothing left",
+                 ev->source);
+    } else if (is(ev->tool, "vllm") && has(text, "warming up sampler")) {
+        cause(d, "engine_reservation");
+        evidence(a, d,
+                 "F-OOM-17: vLLM had already reserved --gpu-memory-utilization of the card for "
+                 "weights and KV cache; the sampler's warm-up for max_num_seqs requests did not "
+                 "fit in the rest");
+    } else if (is(ev->source, "xla") && ev->allocated_bytes != VF_UNKNOWN &&
+               ev->allocated_bytes < XLA_SMALL_PROGRAM) {
+        cause(d, "engine_reservation");
+        evidence(a, d,
+                 "F-OOM-17: the program needs only %s in all (XLA buffer assignment) yet a %s "
+                 "request failed: the memory was already taken, by XLA's preallocation (75 %% "
+                 "of the card per process by default) or by another process",
+                 gib(a, ev->allocated_bytes),
+                 gib(a, req != VF_UNKNOWN ? req : ev->allocated_bytes));
+    }
+
     /* F-OOM-12: other processes on the card. */
     uint64_t others = procs_bytes(ev);
+    uint64_t own = ev->allocated_bytes;
+    if (own != VF_UNKNOWN && ru != VF_UNKNOWN)
+        own = vf__sat_add(own, ru);
+    /* One "Process N", no "this process" clause, and it plus what PyTorch holds itself
+     * would exceed the card: it cannot be another process, it is this one under its host
+     * PID (NVML inside a container). */
+    if (others != VF_UNKNOWN && ev->n_procs == 1 && ev->non_pytorch_bytes == VF_UNKNOWN &&
+        own != VF_UNKNOWN && tot != VF_UNKNOWN && others >= own && vf__sat_add(others, own) > tot) {
+        evidence(a, d,
+                 "F-OOM-12: PID %u holds %s; with the %s PyTorch holds itself that exceeds the "
+                 "card (%s), and the message has no \"this process\" clause: it is this "
+                 "process under its host PID (inside a container), not another one",
+                 ev->procs[0].pid, gib(a, others), gib(a, own), gib(a, tot));
+        others = VF_UNKNOWN;
+    }
+    /* MPS: "other allocations" of the unified memory larger than PyTorch's own. */
+    if (is(ev->backend, "mps") && ev->non_pytorch_bytes != VF_UNKNOWN &&
+        ev->allocated_bytes != VF_UNKNOWN && ev->non_pytorch_bytes > ev->allocated_bytes &&
+        (req == VF_UNKNOWN || ev->non_pytorch_bytes >= req)) {
+        unsigned pm = permille(ev->non_pytorch_bytes, tot);
+        cause(d, "other_process");
+        evidence(a, d,
+                 "F-OOM-12: other allocations hold %s (%u.%u %% of the MPS limit), more than "
+                 "PyTorch's own %s: something else uses the shared memory",
+                 gib(a, ev->non_pytorch_bytes), pm / 10, pm % 10, gib(a, ev->allocated_bytes));
+    }
+    /* cuBLAS/cuDNN handle creation: a few MiB at the first matmul/convolution. */
+    if (!is(ev->tool, "tensorflow") && (is(ev->source, "cublas") || is(ev->source, "cudnn"))) {
+        cause(d, "other_process");
+        evidence(a, d,
+                 "F-OOM-12: %s could not allocate its handle/workspace (a few MiB, at the first "
+                 "use): the card was already full when the job started; most often another "
+                 "process holds it (nvidia-smi), else the model loaded on that card fills it",
+                 is(ev->source, "cublas") ? "cuBLAS" : "cuDNN");
+    }
     if (others != VF_UNKNOWN) {
         char list[256] = "";
         size_t at = 0;
@@ -239,7 +303,53 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
                                      is(ev->tool, "ollama"))) {
         cause(d, "workload_too_large");
         evidence(a, d, "F-OOM-13: llama.cpp could not allocate a buffer of %s", gib(a, req));
+    } else if (req != VF_UNKNOWN && tot != VF_UNKNOWN && ev->allocated_bytes != VF_UNKNOWN &&
+               vf__sat_add(req, ev->allocated_bytes) > tot) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: tensors %s + request %s = %s, more than the whole card (%s): even "
+                 "without fragmentation the job does not fit",
+                 gib(a, ev->allocated_bytes), gib(a, req),
+                 gib(a, vf__sat_add(req, ev->allocated_bytes)), gib(a, tot));
+    } else if (is(ev->source, "xla") && ev->allocated_bytes != VF_UNKNOWN &&
+               ev->allocated_bytes >= XLA_SMALL_PROGRAM) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: XLA's buffer assignment for the program needs %s in all (the request "
+                 "of %s is one buffer of it): compare with the card's total",
+                 gib(a, ev->allocated_bytes), gib(a, req != VF_UNKNOWN ? req : 0));
+    } else if (is(ev->tool, "tensorflow") && !is(ev->source, "cublas") &&
+               !is(ev->source, "cudnn")) {
+        cause(d, "workload_too_large");
+        if (req != VF_UNKNOWN)
+            evidence(a, d,
+                     "F-OOM-13: TensorFlow's pool, (nearly) the whole card by default, could not "
+                     "serve %s more: the graph's own tensors fill it",
+                     gib(a, req));
+        else
+            evidence(a, d,
+                     "F-OOM-13: a tensor did not fit TensorFlow's pool, (nearly) the whole card "
+                     "by default: the graph's own tensors fill it (batch size)");
+    } else if (is(ev->source, "nccl")) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: NCCL could not allocate its communication buffers: the training "
+                 "step had filled the card and left no headroom for them");
+    } else if (bnb) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: device_map=\"auto\" found the quantized model larger than the free "
+                 "GPU memory and put modules on the CPU or disk");
+    } else if (is(ev->tool, "ollama") && is(ev->source, "ggml-cuda")) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: Ollama offloads the layers its own estimate says fit; the runner "
+                 "died allocating on the GPU, so what it placed there did not fit");
     }
+    if (bnb && is(ev->backend, "cpu"))
+        evidence(a, d,
+                 "F-OOM-13: but bitsandbytes was compiled without GPU support: it cannot "
+                 "quantize on the GPU at all; install a CUDA build before judging the fit");
     if (!d->cause)
         cause(d, "unknown");
     if (frag_minor)

@@ -117,12 +117,21 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             sb_add(&b, "   short by %s", iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
         sb_add(&b, "\n");
     }
-    if (ev->allocated_bytes != VF_UNKNOWN) {
+    if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
+        sb_add(&b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
+               iec(s1, sizeof s1, ev->allocated_bytes));
+    } else if (ev->allocated_bytes != VF_UNKNOWN) {
+        /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
+        bool pt = !ev->source || !strcmp(ev->source, "pytorch");
         uint64_t ru = ev->reserved_unallocated_bytes;
         uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
-        sb_add(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
-               iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
-               iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+        if (pt)
+            sb_add(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
+                   iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
+                   iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+        else
+            sb_add(&b, "  allocated         %12s   by %s before the request\n",
+                   iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
     }
     if (ev->n_procs) {
         for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
