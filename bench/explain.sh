@@ -2,7 +2,8 @@
 # explain.sh - explain throughput on a generated 1 GiB log vs `grep -c 'out of memory'`.
 # Generates the log in a temp dir (deleted afterwards): training-progress lines with a few
 # hundred OOM messages of several formats. Times `build/vramfit explain FILE` when the CLI
-# has it, else bench/oomscan (the scanner alone). Usage: sh bench/explain.sh [MiB]
+# has it, else bench/oomscan (the scanner alone); medians of RUNS runs (default 3).
+# Usage: [RUNS=n] sh bench/explain.sh [MiB]
 set -eu
 MIB=${1:-1024}
 cd "$(dirname "$0")/.."
@@ -35,11 +36,17 @@ if [ -x build/vramfit ] && build/vramfit explain --help >/dev/null 2>&1; then
 else
   TOOL="build/oomscan"
 fi
-t0=$(now); OUT=$($TOOL "$T/log" | head -1); t1=$(now)
-G=$(grep -c 'out of memory' "$T/log"); t2=$(now)
-awk -v s="$SIZE" -v a="$t0" -v b="$t1" -v c="$t2" -v tool="$TOOL" -v out="$OUT" -v g="$G" 'BEGIN {
-  e = b - a; gr = c - b
-  printf "log: %.0f MiB\n", s / 1048576
+RUNS=${RUNS:-3}
+E=""; GT=""; i=0
+while [ "$i" -lt "$RUNS" ]; do
+  t0=$(now); OUT=$($TOOL "$T/log" | head -1); t1=$(now)
+  G=$(grep -c 'out of memory' "$T/log"); t2=$(now)
+  E="$E $(awk "BEGIN { print $t1 - $t0 }")"; GT="$GT $(awk "BEGIN { print $t2 - $t1 }")"
+  i=$((i + 1))
+done
+med() { printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+awk -v s="$SIZE" -v e="$(med "$E")" -v gr="$(med "$GT")" -v n="$RUNS" -v tool="$TOOL" -v out="$OUT" -v g="$G" 'BEGIN {
+  printf "log: %.0f MiB; medians of %d runs\n", s / 1048576, n
   printf "%-28s %6.3f s  %7.0f MiB/s  (%s)\n", tool, e, s / 1048576 / e, out
   printf "%-28s %6.3f s  %7.0f MiB/s  (%s lines)\n", "grep -c '\''out of memory'\''", gr, s / 1048576 / gr, g
   printf "ratio explain/grep speed: %.2f (aim >= 0.5)\n", gr / e

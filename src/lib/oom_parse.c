@@ -1,13 +1,14 @@
 /*
  * oom_parse.c - the streaming OOM log scanner (vf_oom_scan_*): line assembly across feeds,
- * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) so ordinary lines cost one pass,
+ * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) run over whole chunks so ordinary
+ * lines cost a fraction of one pass (4-byte keys, steps and hints, resolved per run of lines),
  * the pattern rows of oom_patterns.c, merging of multi-line messages, tool hints and the
  * log context (model, context length, batch, resolution, steps, versions).
  *
  * Memory is fixed at open: the partial line (VF_OOM_MAX_LINE), the event ring
  * (VF_OOM_MAX_EVENTS with their texts) and the prefilter tables. Nothing grows with input.
  */
-#define _GNU_SOURCE /* memmem */
+#define _GNU_SOURCE /* memmem, memrchr */
 #include "oom.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #define STR_MAX    256 /* model name / version */
 #define MAX_PATS   128 /* prefilter patterns (two 64-bit words) */
 #define HINT_AFTER 8   /* lines after an event whose tool hints still refine it */
+#define LONG_MIN   5   /* keys this long feed the chunk prefilter; shorter ones are lazy */
 
 /* Context keys (besides the row triggers) the prefilter looks for. */
 enum ctx_kind {
@@ -90,14 +92,23 @@ static const struct ctx_key ctx_keys[] = {
 static const char *const hint_rank[] = {"tensorflow", "accelerate", "deepspeed",
                                         "ollama",     "vllm",       "comfyui"};
 
+/* Wu-Manber tables (2-byte blocks) over the patterns of at least `min` bytes. */
+#define WM_BITS       16
+#define WM_HASH(a, b) ((unsigned)(a) << 8 | (unsigned)(b))
+struct wm {
+    size_t min, m;
+    uint8_t next[MAX_PATS];
+    uint8_t shift[1u << WM_BITS];
+    uint8_t head[1u << WM_BITS];
+};
+
 struct vf_oom_scan {
-    /* prefilter */
+    /* prefilter: `all` per line, `lng` (no short keys) over whole chunks */
     const char *pats[MAX_PATS];
     uint8_t plen[MAX_PATS];
-    uint8_t next[MAX_PATS];
-    size_t n_pats, m;
-    uint8_t shift[65536];
-    uint8_t head[65536];
+    uint32_t pre[MAX_PATS]; /* the first 4 bytes of each pattern, a cheap first check */
+    size_t n_pats;
+    struct wm all, lng;
     int row_pat[64]; /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
     /* line assembly */
@@ -267,27 +278,31 @@ static int add_pat(struct vf_oom_scan *s, const char *p)
         return -1;
     s->pats[s->n_pats] = p;
     s->plen[s->n_pats] = (uint8_t)strlen(p);
+    memcpy(&s->pre[s->n_pats], p, 4);
     return (int)s->n_pats++;
 }
 
-static void build_filter(struct vf_oom_scan *s)
+static void build_wm(const struct vf_oom_scan *s, struct wm *w, size_t min)
 {
-    s->m = 255;
+    w->min = min;
+    w->m = 255;
     for (size_t i = 0; i < s->n_pats; i++)
-        if (s->plen[i] < s->m)
-            s->m = s->plen[i];
-    memset(s->shift, (int)(s->m - 1), sizeof s->shift);
-    memset(s->head, 0, sizeof s->head);
+        if (s->plen[i] >= min && s->plen[i] < w->m)
+            w->m = s->plen[i];
+    memset(w->shift, (int)(w->m - 1), sizeof w->shift);
+    memset(w->head, 0, sizeof w->head);
     for (size_t k = 0; k < s->n_pats; k++) {
+        if (s->plen[k] < min)
+            continue;
         const unsigned char *p = (const unsigned char *)s->pats[k];
-        for (size_t j = 1; j < s->m; j++) {
-            unsigned h = (unsigned)p[j - 1] << 8 | p[j];
-            uint8_t sh = (uint8_t)(s->m - 1 - j);
-            if (sh < s->shift[h])
-                s->shift[h] = sh;
-            if (j == s->m - 1) {
-                s->next[k] = s->head[h];
-                s->head[h] = (uint8_t)(k + 1);
+        for (size_t j = 1; j < w->m; j++) {
+            unsigned h = WM_HASH(p[j - 1], p[j]);
+            uint8_t sh = (uint8_t)(w->m - 1 - j);
+            if (sh < w->shift[h])
+                w->shift[h] = sh;
+            if (j == w->m - 1) {
+                w->next[k] = w->head[h];
+                w->head[h] = (uint8_t)(k + 1);
             }
         }
     }
@@ -296,18 +311,19 @@ static void build_filter(struct vf_oom_scan *s)
 /* Sets mask bits of every pattern in t[0..n); returns true if any. */
 static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint64_t mask[2])
 {
+    const struct wm *w = &s->all;
     const unsigned char *t = (const unsigned char *)text;
-    size_t m = s->m, i = m - 1;
+    size_t m = w->m, i = m - 1;
     bool any = false;
     mask[0] = mask[1] = 0;
     while (i < n) {
-        unsigned sh = s->shift[(unsigned)t[i - 1] << 8 | t[i]];
+        unsigned sh = w->shift[WM_HASH(t[i - 1], t[i])];
         if (sh) {
             i += sh;
             continue;
         }
         size_t start = i - (m - 1);
-        for (unsigned k = s->head[(unsigned)t[i - 1] << 8 | t[i]]; k; k = s->next[k - 1]) {
+        for (unsigned k = w->head[WM_HASH(t[i - 1], t[i])]; k; k = w->next[k - 1]) {
             size_t l = s->plen[k - 1];
             if (start + l <= n && !memcmp(t + start, s->pats[k - 1], l)) {
                 mask[(k - 1) >> 6] |= (uint64_t)1 << ((k - 1) & 63);
@@ -317,6 +333,69 @@ static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint
         i++;
     }
     return any;
+}
+
+/* One Wu-Manber probe of the `lng` set at window end *ip in t[0..n): the start of a
+ * pattern that ends in t[0..n) found there, else SIZE_MAX; *ip moves to the next window. */
+static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, size_t n,
+                           size_t *ip)
+{
+    const struct wm *w = &s->lng;
+    size_t i = *ip;
+    unsigned h = WM_HASH(t[i - 1], t[i]);
+    unsigned sh = w->shift[h];
+    if (sh) {
+        *ip = i + sh;
+        return SIZE_MAX;
+    }
+    *ip = i + 1;
+    size_t start = i - (w->m - 1);
+    for (unsigned k = w->head[h]; k; k = w->next[k - 1]) {
+        size_t l = s->plen[k - 1];
+        uint32_t pre;
+        if (l < w->min || start + l > n)
+            continue;
+        memcpy(&pre, t + start, 4);
+        if (pre == s->pre[k - 1] && !memcmp(t + start + 4, s->pats[k - 1] + 4, l - 4))
+            return start;
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * Start of the leftmost pattern of the `lng` set in text[0..n), or NULL. Two probes run in
+ * step, one from the start and one from the middle, so their load chains overlap: the first
+ * half's probe owns the matches starting before the middle (its text runs on 255 bytes, the
+ * longest pattern), the second half's the rest.
+ */
+static const char *find_long(const struct vf_oom_scan *s, const char *text, size_t n)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    size_t m = s->lng.m, x;
+    size_t h = n >= 4096 ? n / 2 : n;
+    size_t na = h + 255 < n ? h + 255 : n;
+    size_t ia = m - 1, ib = h + m - 1, hb = SIZE_MAX;
+    while (ia < na && ib < n) {
+        if ((x = probe(s, t, na, &ia)) != SIZE_MAX) {
+            if (x < h)
+                return text + x;
+            na = 0; /* the second half finds it too */
+        }
+        if ((hb = probe(s, t, n, &ib)) != SIZE_MAX)
+            break;
+    }
+    while (ia < na)
+        if ((x = probe(s, t, na, &ia)) != SIZE_MAX) {
+            if (x < h)
+                return text + x;
+            break;
+        }
+    if (hb != SIZE_MAX)
+        return text + hb;
+    while (ib < n)
+        if ((x = probe(s, t, n, &ib)) != SIZE_MAX)
+            return text + x;
+    return NULL;
 }
 
 static bool bit(const uint64_t mask[2], int k)
@@ -341,9 +420,18 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     for (size_t i = 0; i < N_CTX_KEYS; i++)
         s->key_pat[i] = add_pat(s, ctx_keys[i].key);
     for (size_t i = 0; i < vf__oom_n_rows; i++)
-        if (s->row_pat[i] < 0)
+        if (s->row_pat[i] < 0 || s->plen[s->row_pat[i]] < LONG_MIN)
             return vf__errf(err, VF_ELIMIT, "oom scan: prefilter table full");
-    build_filter(s);
+    for (size_t i = 0; i < N_CTX_KEYS; i++) {
+        /* short keys are resolved lazily (resolve()): only steps and tool hints can be */
+        size_t n = strlen(ctx_keys[i].key);
+        bool ok = n >= LONG_MIN || (ctx_keys[i].kind == K_STEP && strstr(ctx_keys[i].key, "tep")) ||
+                  ctx_keys[i].kind == K_HINT;
+        if (!ok || s->key_pat[i] < 0)
+            return vf__errf(err, VF_ELIMIT, "oom scan: bad context key %s", ctx_keys[i].key);
+    }
+    build_wm(s, &s->all, 0);
+    build_wm(s, &s->lng, LONG_MIN);
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
     s->ctx.first_step = s->ctx.last_step = VF_UNKNOWN;
     s->cur_step = VF_UNKNOWN;
@@ -392,6 +480,17 @@ static void set_field(struct vf_oom_event *ev, const char *name, uint64_t v)
         ev->free_bytes = v;
 }
 
+/* The step number after a K_STEP key (p is past the key), VF_UNKNOWN if none. */
+static uint64_t step_at(const char *p, const char *end)
+{
+    if (p < end && (*p == 's' || *p == '_'))
+        return VF_UNKNOWN; /* "steps", "step_size" */
+    const char *q = p;
+    while (q < end && q - p < 3 && (*q == ' ' || *q == ':' || *q == '=' || *q == '#'))
+        q++;
+    return vf__oom_u64_at(q, end, NULL);
+}
+
 static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
                          const uint64_t mask[2])
 {
@@ -406,12 +505,7 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
         p += strlen(k->key);
         switch (k->kind) {
         case K_STEP: {
-            if (p < end && (*p == 's' || *p == '_'))
-                break; /* "steps", "step_size" */
-            const char *q = p;
-            while (q < end && q - p < 3 && (*q == ' ' || *q == ':' || *q == '=' || *q == '#'))
-                q++;
-            uint64_t v = vf__oom_u64_at(q, end, NULL);
+            uint64_t v = step_at(p, end);
             if (v != VF_UNKNOWN) {
                 if (s->ctx.first_step == VF_UNKNOWN)
                     s->ctx.first_step = v;
@@ -628,7 +722,7 @@ static void do_line(struct vf_oom_scan *s, const char *line, size_t len)
     s->lineno++;
     if (len && line[len - 1] == '\r')
         len--;
-    if (len < s->m)
+    if (len < s->all.m)
         return;
     uint64_t mask[2];
     if (!filter(s, line, len, mask))
@@ -649,29 +743,187 @@ static void pend_add(struct vf_oom_scan *s, const char *p, size_t n)
     s->pend_open = true;
 }
 
+/* ---------------------------------------------------------- chunk scan */
+
+/*
+ * Whole chunks of complete lines are scanned with the long-key prefilter (`lng`); only the
+ * lines it hits, and the HINT_AFTER lines after an event, go through do_line. The lines in
+ * between can hold only short keys (steps, "vllm" hints), whose effects resolve() applies
+ * for a run of such lines at once, exactly as do_line would have line by line.
+ */
+
+/* The length do_line gives the line [ls, le): cut to VF_OOM_MAX_LINE, one '\r' dropped. */
+static size_t line_len(const char *ls, const char *le)
+{
+    size_t n = (size_t)(le - ls);
+    if (n > VF_OOM_MAX_LINE)
+        n = VF_OOM_MAX_LINE;
+    if (n && ls[n - 1] == '\r')
+        n--;
+    return n;
+}
+
+/* The steps context_line takes from a line (K_STEP keys in table order): *first the first
+ * value it sets, *last the last. False when it sets none. */
+static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len, uint64_t *first,
+                       uint64_t *last)
+{
+    bool any = false;
+    if (len < s->all.m)
+        return false;
+    for (size_t i = 0; i < N_CTX_KEYS; i++) {
+        if (ctx_keys[i].kind != K_STEP)
+            continue;
+        const char *p = vf__oom_find(line, len, ctx_keys[i].key);
+        if (!p)
+            continue;
+        uint64_t v = step_at(p + strlen(ctx_keys[i].key), line + len);
+        if (v == VF_UNKNOWN)
+            continue;
+        if (!any)
+            *first = v;
+        *last = v;
+        any = true;
+    }
+    return any;
+}
+
+/* Start of the line holding p, within [a, p]. */
+static const char *line_start(const char *a, const char *p)
+{
+    const char *nl = memrchr(a, '\n', (size_t)(p - a));
+    return nl ? nl + 1 : a;
+}
+
+/* Whether key occurs in [a, z) (whole lines) inside the part of a line do_line reads. */
+static bool region_has(const char *a, const char *z, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *q = a; (size_t)(z - q) >= n;) {
+        const char *x = memchr(q, key[0], (size_t)(z - q) - n + 1);
+        if (!x)
+            return false;
+        if (!memcmp(x, key, n) && (size_t)(x + n - line_start(a, x)) <= VF_OOM_MAX_LINE)
+            return true;
+        q = x + 1;
+    }
+    return false;
+}
+
+static uint64_t count_lines(const char *a, const char *z)
+{
+    uint64_t n = 0;
+    for (const char *q = a; (q = memchr(q, '\n', (size_t)(z - q))) != NULL; q++)
+        n++;
+    return n;
+}
+
+/* Applies the whole lines [a, z), none holding a long key and none in an event's hint
+ * window, as do_line would: line count, steps (first, last, current), strongest hint. */
+static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
+{
+    if (a >= z)
+        return;
+    s->lineno += count_lines(a, z);
+    uint64_t f, l;
+    /* every K_STEP key holds "tep" (checked at open) */
+    if (s->ctx.first_step == VF_UNKNOWN) {
+        for (const char *q = a; q < z;) {
+            const char *t = memmem(q, (size_t)(z - q), "tep", 3);
+            if (!t)
+                break;
+            const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+            if (line_steps(s, ls, line_len(ls, le), &f, &l)) {
+                s->ctx.first_step = f;
+                break;
+            }
+            q = le + 1;
+        }
+    }
+    if (s->ctx.first_step != VF_UNKNOWN) {
+        for (const char *q = z; q - a >= 3;) {
+            const char *t = memrchr(a + 2, 'p', (size_t)(q - a - 2));
+            if (!t)
+                break;
+            if (t[-1] != 'e' || t[-2] != 't') {
+                q = t;
+                continue;
+            }
+            const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+            if (line_steps(s, ls, line_len(ls, le), &f, &l)) {
+                s->ctx.last_step = s->cur_step = l;
+                break;
+            }
+            q = ls;
+        }
+    }
+    for (size_t i = 0; i < N_CTX_KEYS; i++) {
+        const struct ctx_key *k = &ctx_keys[i];
+        if (k->kind == K_HINT && strlen(k->key) < LONG_MIN &&
+            hint_strength(k->arg) > hint_strength(s->hint) && region_has(a, z, k->key))
+            s->hint = k->arg;
+    }
+}
+
+/* Whether the next line is in the hint window of the last event (do_line must read it). */
+static bool in_window(const struct vf_oom_scan *s)
+{
+    const struct vf_oom_event *ev =
+        s->n_total ? &s->ev[(s->n_total - 1) % VF_OOM_MAX_EVENTS] : NULL;
+    return ev && s->lineno < ev->line + HINT_AFTER;
+}
+
+/* Complete lines [b, e) (e just past a newline). */
+static void scan_block(struct vf_oom_scan *s, const char *b, const char *e)
+{
+    const char *cur = b;
+    while (cur < e) {
+        if (in_window(s)) {
+            const char *nl = memchr(cur, '\n', (size_t)(e - cur));
+            size_t n = (size_t)(nl - cur);
+            do_line(s, cur, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
+            cur = nl + 1;
+            continue;
+        }
+        const char *hit = find_long(s, cur, (size_t)(e - cur));
+        if (!hit)
+            break;
+        const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
+        resolve(s, cur, ls);
+        size_t n = (size_t)(le - ls);
+        do_line(s, ls, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
+        cur = le + 1;
+    }
+    resolve(s, cur, e);
+}
+
 enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
                              struct vf_error *err)
 {
     if (!s || (!buf && len))
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
     const char *p = buf, *end = buf + len;
-    while (p < end) {
+    if (p < end && s->pend_open) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl) {
             pend_add(s, p, (size_t)(end - p));
-            break;
+            return VF_OK;
         }
-        if (s->pend_open) {
-            pend_add(s, p, (size_t)(nl - p));
-            do_line(s, s->pend, s->pend_len);
-            s->pend_len = 0;
-            s->pend_open = false;
-        } else {
-            size_t n = (size_t)(nl - p);
-            do_line(s, p, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
-        }
+        pend_add(s, p, (size_t)(nl - p));
+        do_line(s, s->pend, s->pend_len);
+        s->pend_len = 0;
+        s->pend_open = false;
         p = nl + 1;
     }
+    if (p >= end)
+        return VF_OK;
+    const char *last = memrchr(p, '\n', (size_t)(end - p));
+    if (last) {
+        scan_block(s, p, last + 1);
+        p = last + 1;
+    }
+    if (p < end)
+        pend_add(s, p, (size_t)(end - p));
     return VF_OK;
 }
 
