@@ -769,6 +769,7 @@ struct vf_oom_context {
     uint32_t width, height, frames;
     double gpu_memory_utilization;  /* vLLM, 0 when not seen */
     uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
+    const char *node_type;          /* ComfyUI's error report: the node that failed ("...Loader") */
 };
 
 /* A log read so far: events kept (the last VF_OOM_MAX_EVENTS), and the count of all. */

@@ -288,8 +288,15 @@ enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
                  (unsigned long long)step);
     }
 
-    /* F-OOM-13: one request larger than the whole card can never fit. */
-    if (req != VF_UNKNOWN && tot != VF_UNKNOWN && req > tot) {
+    /* F-OOM-13: one request larger than the whole card can never fit. A ComfyUI loader node
+     * that fails is the model itself not fitting, figures or not. */
+    if (ctx && ctx->node_type && strstr(ctx->node_type, "Loader") && is(ev->tool, "comfyui")) {
+        cause(d, "workload_too_large");
+        evidence(a, d,
+                 "F-OOM-13: ComfyUI failed in %s, a model loader: the model's weights do not fit "
+                 "what the card has free",
+                 ctx->node_type);
+    } else if (req != VF_UNKNOWN && tot != VF_UNKNOWN && req > tot) {
         cause(d, "workload_too_large");
         evidence(a, d, "F-OOM-13: one request of %s is larger than the whole card (%s)",
                  gib(a, req), gib(a, tot));

@@ -28,6 +28,7 @@ enum ctx_kind {
     K_MODEL_JSON,
     K_MODEL_FLAG,
     K_OLLAMA_RUN,
+    K_NODE,
     K_GGUF_NAME,
     K_CTX,
     K_BATCH,
@@ -51,6 +52,7 @@ static const struct ctx_key ctx_keys[] = {
     {"'model': '", K_MODEL_JSON, NULL},
     {"--model ", K_MODEL_FLAG, NULL},
     {"ollama run ", K_OLLAMA_RUN, NULL},
+    {"Node Type:", K_NODE, NULL},
     {"general.name", K_GGUF_NAME, NULL},
     {"max_model_len", K_CTX, NULL},
     {"--max-model-len", K_CTX, NULL},
@@ -124,7 +126,7 @@ struct vf_oom_scan {
     uint64_t n_total;
     /* context */
     struct vf_oom_context ctx;
-    char model[STR_MAX], version[STR_MAX];
+    char model[STR_MAX], version[STR_MAX], node[STR_MAX];
     bool version_explicit, bnb_cpu;
     const char *hint; /* strongest tool hint seen */
     uint64_t cur_step;
@@ -521,6 +523,11 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
         case K_MODEL_FLAG:
         case K_OLLAMA_RUN:
             copy_token(s->model, sizeof s->model, p, end, " \t\"'");
+            break;
+        case K_NODE: /* "- **Node Type:** HyVideoModelLoader" */
+            while (p < end && (*p == ' ' || *p == '*'))
+                p++;
+            copy_token(s->node, sizeof s->node, p, end, " \t*\r");
             break;
         case K_GGUF_NAME: {
             const char *q = vf__oom_find(p, (size_t)(end - p), "= ");
@@ -949,6 +956,7 @@ enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event 
             out[i] = s->ev[(first + i) % VF_OOM_MAX_EVENTS];
     }
     s->ctx.model = *s->model ? s->model : NULL;
+    s->ctx.node_type = *s->node ? s->node : NULL;
     s->ctx.tool_version = *s->version ? s->version : NULL;
     if (events)
         *events = out;

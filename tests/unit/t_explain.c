@@ -209,8 +209,7 @@ static const struct {
     /* cudaMallocAsync "Allocation on device" in a sampler, no figures, no resolution */
     {"comfyui-4936", "unknown", NULL},
     /* OOM in HyVideoModelLoader: loading the video model itself does not fit the card */
-    {"comfyui-6176", "workload_too_large",
-     "the node type (HyVideoModelLoader) is not in the event or the context"},
+    {"comfyui-6176", "workload_too_large", NULL},
     /* "Allocation on device" in a sampler, no figures, no resolution */
     {"comfyui-6073", "unknown", NULL},
     /* TF tensor shape[100,4096,32] did not fit; resolution: reduce the batch size */
