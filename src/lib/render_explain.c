@@ -133,10 +133,13 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             sb_add(&b, "  allocated         %12s   by %s before the request\n",
                    iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
     }
+    /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
+    bool killed = ev->source && !strcmp(ev->source, "linux");
+    const char *label = killed ? "killed process " : "other processes";
     if (ev->n_procs) {
         for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
-            sb_add(&b, "  %s PID %-8u %12s\n", i ? "               " : "other processes",
-                   ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes));
+            sb_add(&b, "  %s PID %-8u %12s%s\n", i ? "               " : label, ev->procs[i].pid,
+                   iec(s1, sizeof s1, ev->procs[i].bytes), killed ? " of host RAM" : "");
     } else if (ev->total_bytes != VF_UNKNOWN) {
         sb_add(&b, "  other processes   none named in the message\n");
     }
