@@ -2,9 +2,8 @@
  * render_explain.c - `vramfit explain` as text (an expert walking through the message) and as
  * the JSON of DESIGN section 8, "Explain JSON" (jansson, byte-identical for CLI and HTTP).
  */
-#include "internal.h"
+#include "render_json.h"
 
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,34 +191,23 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
 
 /* ------------------------------------------------------------------- JSON */
 
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
-
-static json_t *jbytes(uint64_t v)
-{
-    return v == VF_UNKNOWN ? json_null() : json_integer((json_int_t)v);
-}
-
-static json_t *jstr(const char *s)
-{
-    return s ? json_string(s) : json_null();
-}
-
 static json_t *event_json(const struct vf_oom_event *ev)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "tool", jstr(ev->tool));
-    json_object_set_new(o, "source", jstr(ev->source));
-    json_object_set_new(o, "backend", jstr(ev->backend));
-    json_object_set_new(o, "requested_bytes", jbytes(ev->requested_bytes));
-    json_object_set_new(o, "total_bytes", jbytes(ev->total_bytes));
-    json_object_set_new(o, "free_bytes", jbytes(ev->free_bytes));
-    json_object_set_new(o, "allocated_bytes", jbytes(ev->allocated_bytes));
-    json_object_set_new(o, "reserved_unallocated_bytes", jbytes(ev->reserved_unallocated_bytes));
+    json_object_set_new(o, "tool", vf__json_str(ev->tool));
+    json_object_set_new(o, "source", vf__json_str(ev->source));
+    json_object_set_new(o, "backend", vf__json_str(ev->backend));
+    json_object_set_new(o, "requested_bytes", vf__json_bytes(ev->requested_bytes));
+    json_object_set_new(o, "total_bytes", vf__json_bytes(ev->total_bytes));
+    json_object_set_new(o, "free_bytes", vf__json_bytes(ev->free_bytes));
+    json_object_set_new(o, "allocated_bytes", vf__json_bytes(ev->allocated_bytes));
+    json_object_set_new(o, "reserved_unallocated_bytes",
+                        vf__json_bytes(ev->reserved_unallocated_bytes));
     json_t *ps = json_array();
     for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++) {
         json_t *p = json_object();
         json_object_set_new(p, "pid", json_integer(ev->procs[i].pid));
-        json_object_set_new(p, "bytes", jbytes(ev->procs[i].bytes));
+        json_object_set_new(p, "bytes", vf__json_bytes(ev->procs[i].bytes));
         json_array_append_new(ps, p);
     }
     json_object_set_new(o, "processes", ps);
@@ -238,7 +226,7 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
 
     const struct vf_diagnosis *d = &x->diagnosis;
     json_t *dj = json_object();
-    json_object_set_new(dj, "cause", jstr(x->n_events ? d->cause : NULL));
+    json_object_set_new(dj, "cause", vf__json_str(x->n_events ? d->cause : NULL));
     json_t *sec = json_array(), *evi = json_array();
     for (size_t i = 0; i < d->n_secondary; i++)
         json_array_append_new(sec, json_string(d->secondary[i]));
@@ -252,23 +240,24 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
     for (size_t i = 0; i < x->n_fixes; i++) {
         const struct vf_fix *f = &x->fixes[i];
         json_t *o = json_object();
-        json_object_set_new(o, "title", jstr(f->title));
-        json_object_set_new(o, "command", jstr(f->command));
-        json_object_set_new(o, "saves_bytes", jbytes(f->saves_bytes));
-        json_object_set_new(o, "missing", jstr(f->saves_bytes == VF_UNKNOWN ? f->missing : NULL));
+        json_object_set_new(o, "title", vf__json_str(f->title));
+        json_object_set_new(o, "command", vf__json_str(f->command));
+        json_object_set_new(o, "saves_bytes", vf__json_bytes(f->saves_bytes));
+        json_object_set_new(o, "missing",
+                            vf__json_str(f->saves_bytes == VF_UNKNOWN ? f->missing : NULL));
         json_t *c = json_object();
-        json_object_set_new(c, "quality", jstr(f->quality));
+        json_object_set_new(c, "quality", vf__json_str(f->quality));
         json_object_set_new(c, "speed_factor", json_real(f->speed_factor));
-        json_object_set_new(c, "text", jstr(f->cost));
+        json_object_set_new(c, "text", vf__json_str(f->cost));
         json_object_set_new(o, "cost", c);
         json_array_append_new(fx, o);
     }
     json_object_set_new(root, "fixes", fx);
     if (x->bigger_card) {
         json_t *bc = json_object();
-        json_object_set_new(bc, "gpu", jstr(x->bigger_card->id));
-        json_object_set_new(bc, "name", jstr(x->bigger_card->name));
-        json_object_set_new(bc, "usable_bytes", jbytes(x->bigger_card->usable_bytes));
+        json_object_set_new(bc, "gpu", vf__json_str(x->bigger_card->id));
+        json_object_set_new(bc, "name", vf__json_str(x->bigger_card->name));
+        json_object_set_new(bc, "usable_bytes", vf__json_bytes(x->bigger_card->usable_bytes));
         json_object_set_new(bc, "price_per_hour",
                             x->bigger_offer ? json_real((double)x->bigger_offer->price_micro / 1e6)
                                             : json_null());
@@ -280,11 +269,5 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
     }
     json_object_set_new(root, "events_total", json_integer((json_int_t)x->n_total));
 
-    char *s = json_dumps(root, DUMP_FLAGS);
-    json_decref(root);
-    if (!s)
-        return NULL;
-    char *out = vf_arena_printf(a, "%s\n", s);
-    free(s);
-    return out;
+    return vf__json_finish(a, root);
 }

@@ -3,31 +3,31 @@
  * --json and the HTTP API print these same strings, so they are byte-identical. Unknown
  * numbers are null; bytes are exact integers; prices are decimal numbers in their currency.
  */
-#include "internal.h"
+#include "render_json.h"
 
-#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
 
-static json_t *jbytes(uint64_t v)
+json_t *vf__json_bytes(uint64_t v)
 {
     return v == VF_UNKNOWN ? json_null() : json_integer((json_int_t)v);
 }
 
-static json_t *jprice(uint64_t micro)
+json_t *vf__json_price(uint64_t micro)
 {
     return micro == VF_UNKNOWN ? json_null() : json_real((double)micro / 1e6);
 }
 
-static json_t *jstr(const char *s)
+json_t *vf__json_str(const char *s)
 {
     return s ? json_string(s) : json_null();
 }
 
 /* Moves a jansson string into the arena (jansson's buffer is freed). */
-static char *finish(struct vf_arena *a, json_t *root)
+char *vf__json_finish(struct vf_arena *a, json_t *root)
 {
     char *s = root ? json_dumps(root, DUMP_FLAGS) : NULL;
     json_decref(root);
@@ -52,26 +52,26 @@ static const char *device_name(char *buf, size_t cap, int device)
 static json_t *model_json(const struct vf_model *m)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "id", jstr(m->id));
-    json_object_set_new(o, "name", jstr(m->name));
-    json_object_set_new(o, "params", jbytes(m->params));
-    json_object_set_new(o, "params_active", jbytes(m->params_active));
+    json_object_set_new(o, "id", vf__json_str(m->id));
+    json_object_set_new(o, "name", vf__json_str(m->name));
+    json_object_set_new(o, "params", vf__json_bytes(m->params));
+    json_object_set_new(o, "params_active", vf__json_bytes(m->params_active));
     json_object_set_new(o, "source", json_string(vf_provenance_name(m->provenance)));
-    json_object_set_new(o, "origin", jstr(m->source));
+    json_object_set_new(o, "origin", vf__json_str(m->source));
     return o;
 }
 
 static json_t *fit_json(const struct vf_fit *f)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "gpu", jstr(f->gpu));
+    json_object_set_new(o, "gpu", vf__json_str(f->gpu));
     json_object_set_new(o, "count", json_integer(f->count));
-    json_object_set_new(o, "usable_bytes", jbytes(f->usable_bytes));
+    json_object_set_new(o, "usable_bytes", vf__json_bytes(f->usable_bytes));
     json_object_set_new(o, "fits", json_boolean(f->fits));
     json_object_set_new(o, "headroom_bytes", json_integer(f->headroom_bytes));
-    json_object_set_new(o, "max_ctx_tokens", jbytes(f->max_ctx_tokens));
-    json_object_set_new(o, "max_users", jbytes(f->max_users));
-    json_object_set_new(o, "max_batch", jbytes(f->max_batch));
+    json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(f->max_ctx_tokens));
+    json_object_set_new(o, "max_users", vf__json_bytes(f->max_users));
+    json_object_set_new(o, "max_batch", vf__json_bytes(f->max_batch));
     if (f->why_not)
         json_object_set_new(o, "why_not", json_string(f->why_not));
     return o;
@@ -83,21 +83,21 @@ static json_t *estimate_json(const struct vf_estimate *e)
     char dev[32];
     json_t *o = json_object();
     json_object_set_new(o, "model", model_json(&e->model));
-    json_object_set_new(o, "engine", jstr(e->engine));
+    json_object_set_new(o, "engine", vf__json_str(e->engine));
     json_object_set_new(o, "task", json_string(vf_task_name(e->task)));
     json_object_set_new(o, "weights", json_string(e->weights.name));
     json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(e->kv_dtype)));
-    json_object_set_new(o, "ctx_tokens", jbytes(e->ctx_tokens));
-    json_object_set_new(o, "users", jbytes(e->users));
+    json_object_set_new(o, "ctx_tokens", vf__json_bytes(e->ctx_tokens));
+    json_object_set_new(o, "users", vf__json_bytes(e->users));
     json_object_set_new(o, "gpus", json_integer(e->gpus));
-    json_object_set_new(o, "weights_bytes", jbytes(e->weights_bytes));
-    json_object_set_new(o, "kv_bytes_per_token", jbytes(e->kv_bytes_per_token));
+    json_object_set_new(o, "weights_bytes", vf__json_bytes(e->weights_bytes));
+    json_object_set_new(o, "kv_bytes_per_token", vf__json_bytes(e->kv_bytes_per_token));
     json_t *comps = json_array();
     for (size_t i = 0; i < e->n_components; i++) {
         const struct vf_component *c = &e->components[i];
         json_t *j = json_object();
         json_object_set_new(j, "name", json_string(c->name));
-        json_object_set_new(j, "bytes", jbytes(c->bytes));
+        json_object_set_new(j, "bytes", vf__json_bytes(c->bytes));
         json_object_set_new(j, "device", json_string(device_name(dev, sizeof dev, c->device)));
         if (c->phase)
             json_object_set_new(j, "phase", json_string(c->phase));
@@ -114,16 +114,16 @@ static json_t *estimate_json(const struct vf_estimate *e)
         uint64_t sum = uniform ? e->total_bytes : vf__gpu_total(e, (int)g);
         json_t *j = json_object();
         json_object_set_new(j, "name", json_string(device_name(dev, sizeof dev, (int)g)));
-        json_object_set_new(j, "bytes", jbytes(sum));
+        json_object_set_new(j, "bytes", vf__json_bytes(sum));
         json_array_append_new(devs, j);
     }
     json_t *host = json_object();
     json_object_set_new(host, "name", json_string("host"));
-    json_object_set_new(host, "bytes", jbytes(e->host_bytes));
+    json_object_set_new(host, "bytes", vf__json_bytes(e->host_bytes));
     json_array_append_new(devs, host);
     json_object_set_new(o, "devices", devs);
-    json_object_set_new(o, "total_bytes", jbytes(e->total_bytes));
-    json_object_set_new(o, "host_bytes", jbytes(e->host_bytes));
+    json_object_set_new(o, "total_bytes", vf__json_bytes(e->total_bytes));
+    json_object_set_new(o, "host_bytes", vf__json_bytes(e->host_bytes));
     json_t *as = json_array();
     for (size_t i = 0; i < e->n_assumptions; i++)
         json_array_append_new(as, json_string(e->assumptions[i]));
@@ -133,9 +133,9 @@ static json_t *estimate_json(const struct vf_estimate *e)
         for (size_t i = 0; i < e->n_extras; i++) {
             const struct vf_extra *v = &e->extras[i];
             json_t *j = v->kind == VF_EXTRA_REAL   ? json_real(v->real)
-                        : v->kind == VF_EXTRA_TEXT ? jstr(v->text)
+                        : v->kind == VF_EXTRA_TEXT ? vf__json_str(v->text)
                         : v->kind == VF_EXTRA_BOOL ? json_boolean(v->u64)
-                                                   : jbytes(v->u64);
+                                                   : vf__json_bytes(v->u64);
             json_object_set_new(x, v->key, j);
         }
         json_object_set_new(o, e->extra_name, x);
@@ -153,10 +153,10 @@ static json_t *estimate_json(const struct vf_estimate *e)
         json_t *t = json_object();
         json_object_set_new(t, "method", json_string(vf_train_method_name(e->train.method)));
         json_object_set_new(t, "optimizer", json_string(vf_optimizer_name(e->train.optimizer)));
-        json_object_set_new(t, "trainable_params", jbytes(e->trainable_params));
+        json_object_set_new(t, "trainable_params", vf__json_bytes(e->trainable_params));
         json_object_set_new(t, "lora_rank", json_integer(e->train.lora_rank));
         json_object_set_new(t, "batch", json_integer(e->train.batch));
-        json_object_set_new(t, "seq_tokens", jbytes(e->ctx_tokens));
+        json_object_set_new(t, "seq_tokens", vf__json_bytes(e->ctx_tokens));
         json_object_set_new(t, "grad_checkpointing", json_boolean(e->train.grad_checkpointing));
         json_object_set_new(t, "zero_stage",
                             e->train.zero == VF_ZERO_AUTO ? json_null()
@@ -165,8 +165,8 @@ static json_t *estimate_json(const struct vf_estimate *e)
     }
     if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO) {
         json_t *d = json_object();
-        json_object_set_new(d, "tokens", jbytes(e->diffusion_tokens));
-        json_object_set_new(d, "peak_phase", jstr(e->peak_phase));
+        json_object_set_new(d, "tokens", vf__json_bytes(e->diffusion_tokens));
+        json_object_set_new(d, "peak_phase", vf__json_str(e->peak_phase));
         json_object_set_new(d, "width", json_integer(e->diffusion.width));
         json_object_set_new(d, "height", json_integer(e->diffusion.height));
         json_object_set_new(d, "frames", json_integer(e->diffusion.frames));
@@ -183,7 +183,7 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
     json_t *o = estimate_json(e);
     if (fit)
         json_object_set_new(o, "fit", fit_json(fit));
-    return finish(a, o);
+    return vf__json_finish(a, o);
 }
 
 static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
@@ -192,11 +192,11 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     json_object_set_new(o, "gpu", json_string(r->gpu->id));
     json_object_set_new(o, "name", json_string(r->gpu->name));
     json_object_set_new(o, "count", json_integer(r->count));
-    json_object_set_new(o, "usable_bytes", jbytes(r->gpu->usable_bytes));
-    json_object_set_new(o, "needs_bytes", jbytes(r->est.total_bytes));
+    json_object_set_new(o, "usable_bytes", vf__json_bytes(r->gpu->usable_bytes));
+    json_object_set_new(o, "needs_bytes", vf__json_bytes(r->est.total_bytes));
     json_object_set_new(o, "headroom_bytes", json_integer(r->fit.headroom_bytes));
     json_object_set_new(o, "price_per_hour",
-                        r->offer ? jprice(r->offer->price_micro) : json_null());
+                        r->offer ? vf__json_price(r->offer->price_micro) : json_null());
     json_object_set_new(o, "price_per_minute",
                         r->offer ? json_real((double)r->offer->price_micro / 60e6) : json_null());
     json_object_set_new(o, "currency", r->offer ? json_string(r->offer->currency) : json_null());
@@ -209,14 +209,14 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
     if (r->original) {
         json_t *fx = json_object();
         json_object_set_new(fx, "currency", json_string(r->original->currency));
-        json_object_set_new(fx, "price_per_hour", jprice(r->original->price_micro));
-        json_object_set_new(fx, "rate", jprice(r->fx_micro));
+        json_object_set_new(fx, "price_per_hour", vf__json_price(r->original->price_micro));
+        json_object_set_new(fx, "rate", vf__json_price(r->fx_micro));
         json_object_set_new(o, "converted_from", fx);
     }
     if (!r->fit.fits) {
-        json_object_set_new(o, "max_ctx_tokens", jbytes(r->fit.max_ctx_tokens));
-        json_object_set_new(o, "max_users", jbytes(r->fit.max_users));
-        json_object_set_new(o, "max_batch", jbytes(r->fit.max_batch));
+        json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(r->fit.max_ctx_tokens));
+        json_object_set_new(o, "max_users", vf__json_bytes(r->fit.max_users));
+        json_object_set_new(o, "max_batch", vf__json_bytes(r->fit.max_batch));
     }
     return o;
 }
@@ -245,7 +245,7 @@ char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const
                             p->upgrade ? offer_json(p->upgrade, false, 0) : json_null());
         json_object_set_new(o, "move_up", u);
     }
-    return finish(a, o);
+    return vf__json_finish(a, o);
 }
 
 char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus)
@@ -259,8 +259,8 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
             json_object_set_new(o, "name", json_string(g->name));
             json_object_set_new(o, "vendor", json_string(g->vendor));
             json_object_set_new(o, "marketed_gb", json_integer(g->marketed_gb));
-            json_object_set_new(o, "smi_bytes", jbytes(g->smi_bytes));
-            json_object_set_new(o, "usable_bytes", jbytes(g->usable_bytes));
+            json_object_set_new(o, "smi_bytes", vf__json_bytes(g->smi_bytes));
+            json_object_set_new(o, "usable_bytes", vf__json_bytes(g->usable_bytes));
             json_object_set_new(o, "usable_kind",
                                 json_string(g->usable_derived ? "derived" : "measured"));
             json_object_set_new(o, "bandwidth_gbps",
@@ -277,7 +277,7 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
                     continue;
                 json_t *x = json_object();
                 json_object_set_new(x, "count", json_integer(of->count));
-                json_object_set_new(x, "price_per_hour", jprice(of->price_micro));
+                json_object_set_new(x, "price_per_hour", vf__json_price(of->price_micro));
                 json_object_set_new(x, "currency", json_string(of->currency));
                 json_object_set_new(x, "billing", json_string(of->billing));
                 json_object_set_new(x, "kind", json_string(of->kind));
@@ -295,7 +295,7 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
             const struct vf_catalog_model *m = &c->models[i];
             json_t *o = json_object();
             json_object_set_new(o, "id", json_string(m->id));
-            json_object_set_new(o, "alias", jstr(m->alias));
+            json_object_set_new(o, "alias", vf__json_str(m->alias));
             json_object_set_new(o, "name", json_string(m->name));
             json_object_set_new(o, "file", json_string(m->file));
             json_array_append_new(arr, o);
@@ -303,7 +303,7 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
     }
     json_t *root = json_object();
     json_object_set_new(root, gpus ? "gpus" : "models", arr);
-    return finish(a, root);
+    return vf__json_finish(a, root);
 }
 
 char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
@@ -312,8 +312,8 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     json_object_set_new(o, "model", model_json(m));
     json_object_set_new(o, "task", json_string(vf_task_name(m->task)));
     if (m->pipeline)
-        return finish(a, o);
-    json_object_set_new(o, "model_type", jstr(m->model_type));
+        return vf__json_finish(a, o);
+    json_object_set_new(o, "model_type", vf__json_str(m->model_type));
     json_object_set_new(o, "layers", json_integer(m->n_layers));
     json_object_set_new(o, "hidden", json_integer(m->hidden));
     json_object_set_new(o, "intermediate", json_integer(m->intermediate));
@@ -321,8 +321,8 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     json_object_set_new(o, "kv_heads", json_integer(m->n_kv_heads));
     json_object_set_new(o, "head_dim", json_integer(m->head_dim));
     json_object_set_new(o, "attention", json_string(vf_attn_kind_name(m->attn)));
-    json_object_set_new(o, "vocab", jbytes(m->vocab));
-    json_object_set_new(o, "max_ctx_tokens", jbytes(m->max_ctx_tokens));
+    json_object_set_new(o, "vocab", vf__json_bytes(m->vocab));
+    json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(m->max_ctx_tokens));
     unsigned sliding = 0, rec = 0;
     for (uint32_t i = 0; m->layer_kind && i < m->n_layers; i++) {
         sliding += m->layer_kind[i] == VF_LAYER_ATTN_SLIDING;
@@ -332,7 +332,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
                         m->sliding_window ? json_integer(m->sliding_window) : json_null());
     json_object_set_new(o, "sliding_layers", json_integer(sliding));
     json_object_set_new(o, "recurrent_layers", json_integer(rec));
-    json_object_set_new(o, "recurrent_state_bytes", jbytes(m->recurrent_state_bytes));
+    json_object_set_new(o, "recurrent_state_bytes", vf__json_bytes(m->recurrent_state_bytes));
     if (m->n_experts) {
         json_t *x = json_object();
         json_object_set_new(x, "routed", json_integer(m->n_experts));
@@ -342,7 +342,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     }
     json_t *w = json_object();
     json_object_set_new(w, "scheme", json_string(m->native.name));
-    json_object_set_new(w, "bytes", jbytes(vf_model_weight_bytes(m, &m->native)));
+    json_object_set_new(w, "bytes", vf__json_bytes(vf_model_weight_bytes(m, &m->native)));
     json_object_set_new(
         w, "exact",
         json_boolean(m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes != 0));
@@ -354,13 +354,14 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
         json_t *x = json_object();
         json_object_set_new(x, "type", json_string(types[i].type));
         json_object_set_new(x, "tensors", json_integer(types[i].tensors));
-        json_object_set_new(x, "params", jbytes(types[i].params));
-        json_object_set_new(x, "bytes", jbytes(types[i].bytes));
+        json_object_set_new(x, "params", vf__json_bytes(types[i].params));
+        json_object_set_new(x, "bytes", vf__json_bytes(types[i].bytes));
         json_array_append_new(bt, x);
     }
     json_object_set_new(o, "by_type", bt);
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(kv)));
-    json_object_set_new(o, "kv_bytes_per_token", jbytes(vf_model_kv_bytes_per_token(m, kv)));
-    return finish(a, o);
+    json_object_set_new(o, "kv_bytes_per_token",
+                        vf__json_bytes(vf_model_kv_bytes_per_token(m, kv)));
+    return vf__json_finish(a, o);
 }
