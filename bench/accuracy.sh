@@ -3,7 +3,9 @@
 #   (a) llama.cpp buffers against real llama.cpp on CPU (bench/accuracy-llamacpp.sh: a sweep of
 #       generated GGUF files through ../shared/peers; skipped without node/npm);
 #   (b) vLLM and Ollama predictions against shared/reference/measured-public.jsonl, as the
-#       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c).
+#       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c);
+#   (c) the training estimator against the public training measurements
+#       (bench/accuracy-train.sh).
 # Prints the tables; exits non-zero when a step fails.
 bin=${1:-build/vramfit}
 dir=$(dirname "$0")
@@ -22,4 +24,7 @@ for t in vllm ollama; do
         rc=1
     fi
 done
+echo
+echo "== training (pytorch) vs measured-train-diffusion-public.jsonl, measured-public.jsonl"
+sh "$dir/accuracy-train.sh" "$bin" || rc=1
 exit $rc

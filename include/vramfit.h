@@ -422,21 +422,73 @@ uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t 
 /* ------------------------------------------------------ workload, estimate */
 
 /* Training (--task train): the method, optimizer and parallelism of a fine-tuning run. */
-enum vf_train_method { VF_TRAIN_FULL = 0, VF_TRAIN_LORA, VF_TRAIN_QLORA };
-enum vf_optimizer { VF_OPT_ADAMW = 0, VF_OPT_ADAMW8BIT, VF_OPT_SGD };
+enum vf_train_method { VF_TRAIN_FULL = 0, VF_TRAIN_LORA, VF_TRAIN_QLORA, VF_TRAIN_FREEZE };
+enum vf_optimizer {
+    VF_OPT_ADAMW = 0,
+    VF_OPT_ADAMW8BIT,
+    VF_OPT_SGD,
+    VF_OPT_PAGED_ADAMW8BIT,
+    VF_OPT_ADAFACTOR,
+    VF_OPT_LION
+};
+/* bf16/fp16 = mixed precision (16-bit weights and gradients, fp32 master copy and states);
+ * pure-bf16 = no fp32 anywhere (torchtune, LLaMA-Factory --pure_bf16). */
+enum vf_precision { VF_PREC_BF16 = 0, VF_PREC_FP16, VF_PREC_FP32, VF_PREC_PURE_BF16 };
+enum vf_grad_ckpt { VF_GC_NONE = 0, VF_GC_FULL, VF_GC_SELECTIVE };
 /* ZeRO stage; AUTO (zero-initialized) = stage 3 (FSDP full shard) on several GPUs. */
 enum vf_zero { VF_ZERO_AUTO = 0, VF_ZERO_0, VF_ZERO_1, VF_ZERO_2, VF_ZERO_3 };
-const char *vf_train_method_name(enum vf_train_method m);
-const char *vf_optimizer_name(enum vf_optimizer o);
+/* FSDP sharding strategies, the ZeRO stages in PyTorch's words (NONE: not given). */
+enum vf_fsdp {
+    VF_FSDP_NONE = 0,
+    VF_FSDP_FULL_SHARD,
+    VF_FSDP_SHARD_GRAD_OP,
+    VF_FSDP_HYBRID_SHARD,
+    VF_FSDP_NO_SHARD
+};
+enum vf_offload { VF_OFFLOAD_NONE = 0, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS };
+/* Model-state accounting: the ZeRO paper's (16 B/param with AdamW, the default) or
+ * DeepSpeed's estimator (fp32 gradients, 18 B/param; its offload buffer factors). */
+enum vf_accounting { VF_ACCT_ZERO = 0, VF_ACCT_DEEPSPEED };
 
 struct vf_train_opts {
     enum vf_train_method method;
     enum vf_optimizer optimizer;
-    uint32_t batch;          /* micro-batch per GPU; 0 = 1 (sequence length: ctx_tokens) */
-    bool grad_checkpointing; /* full activation recomputation */
-    uint32_t lora_rank;      /* 0 = 16 */
-    enum vf_zero zero;       /* sharding over several GPUs */
+    enum vf_precision precision;
+    uint32_t batch;      /* micro-batch per GPU; 0 = 1 (sequence length: ctx_tokens) */
+    uint32_t grad_accum; /* gradient accumulation steps; 0 = 1 (no memory effect) */
+    enum vf_grad_ckpt grad_checkpointing;
+    bool no_flash_attn;       /* eager attention: the s^2 scores are saved */
+    bool liger;               /* Liger kernels: fused linear cross-entropy, RMSNorm, SwiGLU */
+    uint32_t ce_chunks;       /* chunked cross-entropy (torchtune): chunks; 0 = plain */
+    bool optimizer_in_bwd;    /* the step runs per parameter in backward (torchtune): each
+                               * gradient is freed at once */
+    uint32_t lora_rank;       /* 0 = 16 */
+    const char *lora_targets; /* NULL = all-linear; else "q,k,v,o,gate,up,down" (any subset) */
+    uint32_t freeze_layers;   /* --method freeze: the last N layers are trained; 0 = 2 */
+    enum vf_zero zero;        /* sharding over several GPUs */
+    enum vf_fsdp fsdp;        /* or the same given as an FSDP strategy */
+    enum vf_offload offload;
+    enum vf_accounting accounting;
+    bool cache_latents, cache_text; /* diffusion fine-tuning: VAE / text encoders leave the GPU */
 };
+
+const char *vf_train_method_name(enum vf_train_method m);
+const char *vf_optimizer_name(enum vf_optimizer o);
+const char *vf_precision_name(enum vf_precision p);
+const char *vf_grad_ckpt_name(enum vf_grad_ckpt g);
+const char *vf_fsdp_name(enum vf_fsdp f);
+const char *vf_offload_name(enum vf_offload o);
+const char *vf_accounting_name(enum vf_accounting a);
+/*
+ * Sets one training knob by name, as the CLI, the web API and config files spell it:
+ * "method", "optimizer", "precision", "grad-checkpointing", "flash-attn", "fsdp", "offload",
+ * "accounting", "zero" (0..3), "liger" and "optimizer-in-bwd" (on/off), "lora-targets" (kept as
+ * given, checked against the model by the estimate). Accepts the engines' own spellings of the
+ * values (adamw_bnb_8bit, paged_adamw_8bit, FULL_SHARD, ...). VF_EINVAL names the knob and lists
+ * the accepted values; the value string must outlive t for "lora-targets".
+ */
+enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *value,
+                         struct vf_error *err);
 
 /* Image and video generation (--task image|video). 0 = the pipeline's default. */
 struct vf_diffusion_opts {
@@ -480,7 +532,7 @@ struct vf_workload {
 #define VF_MAX_COMPONENTS  16
 #define VF_MAX_ASSUMPTIONS 24
 #define VF_MAX_EXTRAS      24
-#define VF_MAX_LINES       8
+#define VF_MAX_LINES       12
 
 /* A device index of a component: a GPU (0..), every GPU alike, or the host. */
 #define VF_DEV_ALL_GPUS (-1)
@@ -548,7 +600,8 @@ struct vf_engine {
     const char *version; /* the engine version it models, "" for generic */
     unsigned tasks;      /* bit (1u << enum vf_task) for each task it estimates */
     /* Can the model be split over n cards by this engine? If not, *why is set. */
-    bool (*can_split)(const struct vf_model *m, uint32_t n, const char **why);
+    bool (*can_split)(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                      const char **why);
     enum vf_err (*estimate)(struct vf_arena *a, const struct vf_model *m,
                             const struct vf_workload *w, struct vf_estimate *out,
                             struct vf_error *err);
@@ -811,6 +864,9 @@ struct vf_diagnosis {
 struct vf_explain_opts {
     const char *tool;                 /* --tool: override the detected tool, or NULL */
     const struct vf_catalog *catalog; /* for the cheapest card that fits (may be NULL) */
+    /* What the user says of the workload (--seq, --batch, --method, --gpus, ...), for what
+     * the log does not show; what the log shows wins. NULL: nothing said. */
+    const struct vf_workload *workload;
 };
 
 struct vf_explain {

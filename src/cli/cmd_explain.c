@@ -13,26 +13,42 @@
 
 int cmd_explain(int argc, char **argv)
 {
-    bool json = false;
-    const char *path = NULL, *tool = NULL, *model = NULL, *data_dir = NULL;
+    /* explain's own flags; the rest are the workload flags of estimate (--seq, --batch,
+     * --method, --gpus, ...), parsed by cli_parse_opts with the log path as its positional */
+    const char *tool = NULL, *model = NULL;
+    char **rest = calloc((size_t)argc + 2, sizeof *rest);
+    if (!rest) {
+        cli_error("out of memory");
+        return EXIT_ERR;
+    }
+    int nr = 0;
+    bool positional = false;
+    rest[nr++] = argv[0];
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            free(rest);
             return cli_print(cli_help_text("explain"));
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (!strcmp(argv[i], "--tool") && i + 1 < argc)
+        }
+        if (!strcmp(argv[i], "--tool") && i + 1 < argc)
             tool = argv[++i];
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             model = argv[++i];
-        else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc)
-            data_dir = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage("explain", "unknown flag '%s'", argv[i]);
-        else if (!path)
-            path = argv[i];
-        else
-            return cli_usage("explain", "one log at a time: '%s' and '%s'", path, argv[i]);
+        else {
+            positional |= argv[i][0] != '-' || !strcmp(argv[i], "-");
+            rest[nr++] = argv[i];
+        }
     }
+    if (!positional) /* no log named: stdin */
+        rest[nr++] = "-";
+    struct cli_opts o;
+    int prc = cli_parse_opts("explain", nr, rest, CLI_OPT_COUNT, &o);
+    free(rest);
+    if (prc)
+        return prc;
+    bool json = o.json;
+    const char *path = o.model, *data_dir = o.data_dir;
+    if (o.gpus)
+        o.w.gpus = o.gpus;
     bool is_stdin = !path || !strcmp(path, "-");
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
@@ -77,7 +93,7 @@ int cmd_explain(int argc, char **argv)
         c2.ctx_tokens = c2.batch = c2.first_step = c2.last_step = VF_UNKNOWN;
     if (model)
         c2.model = model;
-    struct vf_explain_opts eo = {.tool = tool, .catalog = cat};
+    struct vf_explain_opts eo = {.tool = tool, .catalog = cat, .workload = &o.w};
     struct vf_explain x;
     if (vf_explain(a, events, n_kept, n_total, &c2, &eo, &x, &err)) {
         rc = cli_lib_error(&err);

@@ -22,21 +22,43 @@ static const char main_help[] =
     "exit codes: 0 yes/found, 1 error, 2 usage, 3 answered no (does not fit)\n"
     "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
 
-#define WORKLOAD_FLAGS                                                                          \
-    "  --ctx N                  context per sequence: 32768, 32k, 128K (default: the model's\n" \
-    "                           maximum); also --max-model-len, --num-ctx\n"                    \
-    "  -c N                     llama.cpp's total context, shared by the -np slots\n"           \
-    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"       \
-    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n"  \
-    "                           GGUF type such as Q4_K_M (default: the checkpoint's own);\n"    \
-    "                           also --quant, --quantization\n"                                 \
-    "  --kv-dtype D             KV cache type: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit);\n" \
-    "                           also --kv-cache-dtype, -ctk/-ctv\n"                             \
-    "  --engine E               generic (more engines arrive: vllm, llama.cpp, ollama, ...)\n"  \
-    "  --json                   machine-readable output (DESIGN section 8)\n"                   \
-    "  --ascii                  no Unicode bars or symbols\n"                                   \
-    "  --force                  allow a context beyond the model's maximum (rope scaling)\n"    \
-    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
+#define WORKLOAD_FLAGS                                                                           \
+    "  --ctx N                  context per sequence: 32768, 32k, 128K (default: the model's\n"  \
+    "                           maximum); also --max-model-len, --num-ctx\n"                     \
+    "  -c N                     llama.cpp's total context, shared by the -np slots\n"            \
+    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"        \
+    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n"   \
+    "                           GGUF type such as Q4_K_M (default: the checkpoint's own);\n"     \
+    "                           also --quant, --quantization\n"                                  \
+    "  --kv-dtype D             KV cache type: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit);\n"  \
+    "                           also --kv-cache-dtype, -ctk/-ctv\n"                              \
+    "  --engine E               generic, vllm, llama.cpp, ollama, transformers, pytorch,\n"      \
+    "                           comfyui ('vramfit help engines': their own flags)\n"             \
+    "  --task T                 infer, train, image, video (default: the model's)\n"             \
+    "  --json                   machine-readable output (DESIGN section 8)\n"                    \
+    "  --ascii                  no Unicode bars or symbols\n"                                    \
+    "  --force                  allow a context beyond the model's maximum (rope scaling)\n"     \
+    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"                   \
+    "training (--task train):\n"                                                                 \
+    "  --method M               full lora qlora freeze (default full)\n"                         \
+    "  --optimizer O            adamw adamw8bit paged_adamw8bit adafactor lion sgd (also HF's\n" \
+    "                           --optim names: adamw_bnb_8bit, paged_adamw_8bit, ...)\n"         \
+    "  --precision P            bf16 fp16 (mixed, default), fp32, pure-bf16\n"                   \
+    "  --seq N  --batch B       tokens per sample (default 2048), micro-batch per GPU (1)\n"     \
+    "  --grad-accum N           accumulation steps (no memory; the effective batch)\n"           \
+    "  --grad-checkpointing [M] none full selective (alone: full)\n"                             \
+    "  --flash-attn on|off      off: eager attention, s^2 scores saved\n"                        \
+    "  --liger  --chunked-ce [N] fused (Liger) or chunked (torchtune) cross-entropy\n"           \
+    "  --lora-rank R            default 16;  --lora-targets all-linear | q,k,v,o,gate,up,down\n" \
+    "  --freeze-layers N        --method freeze: the last N layers train (default 2)\n"          \
+    "  --zero 0-3 | --fsdp S    ZeRO stage, or full_shard shard_grad_op hybrid_shard no_shard\n" \
+    "                           (default: stage 3 on several GPUs)\n"                            \
+    "  --offload optimizer|params   ZeRO-Offload to host RAM (host RAM is reported)\n"           \
+    "  --accounting zero|deepspeed  16 B/param (ZeRO paper) or DeepSpeed's estimator (18)\n"     \
+    "  --optimizer-in-bwd       the step runs in backward, each gradient freed (torchtune)\n"    \
+    "  --cache-latents  --cache-text-embeddings   a denoiser's VAE/encoders leave the GPU\n"     \
+    "image/video (--task image|video, or train on a pipeline):\n"                                \
+    "  --width W --height H --frames F --batch B   the sample (default: the pipeline's)\n"
 
 static const char estimate_help[] =
     "usage: vramfit estimate MODEL [flags]\n"

@@ -121,6 +121,40 @@ static int add_engine_opt(const char *cmd, struct cli_opts *o, const char *key, 
     return 0;
 }
 
+/* F-TRAIN-18: torchtune's CEWithChunkedOutputLoss default, num_output_chunks = 8. */
+#define CLI_CE_CHUNKS 8
+
+/* The training knobs vf_train_set takes, by flag (ours, then the engines' spellings). */
+struct knob {
+    const char *const *names;
+    const char *key;
+    const char *bare; /* the value of the flag given alone, NULL: it needs one */
+};
+
+static bool train_knob(const char *arg, const char **val, struct knob *out)
+{
+    const struct knob knobs[] = {
+        {NAMES("--method", "--finetuning-type"), "method", NULL},
+        {NAMES("--optimizer", "--optim"), "optimizer", NULL},
+        {NAMES("--precision", "--mixed-precision"), "precision", NULL},
+        {NAMES("--grad-checkpointing", "--gradient-checkpointing"), "grad-checkpointing", "full"},
+        {NAMES("--flash-attn"), "flash-attn", "on"},
+        {NAMES("--fsdp"), "fsdp", "full_shard"},
+        {NAMES("--zero", "--zero-stage"), "zero", NULL},
+        {NAMES("--offload"), "offload", "optimizer"},
+        {NAMES("--accounting"), "accounting", NULL},
+        {NAMES("--liger", "--use-liger-kernel"), "liger", "on"},
+        {NAMES("--optimizer-in-bwd", "--optimizer-in-backward"), "optimizer-in-bwd", "on"},
+        {NAMES("--lora-targets", "--lora-target", "--target-modules"), "lora-targets", NULL},
+    };
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+        if (is(arg, knobs[i].names, val)) {
+            *out = knobs[i];
+            return true;
+        }
+    return false;
+}
+
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struct cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -139,6 +173,7 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
         const char *flag = arg;
+        struct knob knob;
 #define VALUE()                                                         \
     do {                                                                \
         if (!val) {                                                     \
@@ -214,30 +249,18 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
                 return cli_usage(cmd, "--task: unknown task '%s' (infer, train, image, video)",
                                  val);
             o->task_set = true;
-        } else if (is(arg, NAMES("--method"), &val)) {
+        } else if (train_knob(arg, &val, &knob)) {
+            /* training knobs by name (vf_train_set); a switch may come without a value */
+            if (!val && knob.bare) {
+                struct vf_train_opts probe = o->w.train;
+                if (i + 1 < argc && !vf_train_set(&probe, knob.key, argv[i + 1], NULL))
+                    val = argv[++i];
+                else
+                    val = knob.bare;
+            }
             VALUE();
-            if (!strcmp(val, "full"))
-                o->w.train.method = VF_TRAIN_FULL;
-            else if (!strcmp(val, "lora"))
-                o->w.train.method = VF_TRAIN_LORA;
-            else if (!strcmp(val, "qlora"))
-                o->w.train.method = VF_TRAIN_QLORA;
-            else
-                return cli_usage(cmd, "--method: unknown method '%s' (full, lora, qlora)", val);
-        } else if (is(arg, NAMES("--optimizer", "--optim"), &val)) {
-            VALUE();
-            if (!strcmp(val, "adamw") || !strcmp(val, "adamw_torch") || !strcmp(val, "adam"))
-                o->w.train.optimizer = VF_OPT_ADAMW;
-            else if (!strcmp(val, "adamw8bit") || !strcmp(val, "adamw_bnb_8bit") ||
-                     !strcmp(val, "adamw_8bit"))
-                o->w.train.optimizer = VF_OPT_ADAMW8BIT;
-            else if (!strcmp(val, "sgd"))
-                o->w.train.optimizer = VF_OPT_SGD;
-            else
-                return cli_usage(cmd,
-                                 "--optimizer: unknown optimizer '%s' (adamw, adamw8bit "
-                                 "= adamw_bnb_8bit, sgd)",
-                                 val);
+            if (vf_train_set(&o->w.train, knob.key, val, &err))
+                return cli_usage(cmd, "%s: %s", flag, err.msg);
         } else if (is(arg, NAMES("--batch", "--per-device-train-batch-size", "--batch-size"),
                       &val)) {
             VALUE();
@@ -252,27 +275,36 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
                 return cli_usage(cmd, "%s: %s", flag,
                                  err.msg[0] ? err.msg : "the sequence must be at least 1 token");
             o->ctx_flag = flag;
-        } else if (is(arg, NAMES("--grad-checkpointing", "--gradient-checkpointing"), &val)) {
-            if (!val && i + 1 < argc &&
-                (!strcmp(argv[i + 1], "full") || !strcmp(argv[i + 1], "none")))
+        } else if (is(arg, NAMES("--grad-accum", "--gradient-accumulation-steps"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 1048576)
+                return cli_usage(cmd, "%s: expected a whole number of steps from 1 to 1048576",
+                                 flag);
+            o->w.train.grad_accum = (uint32_t)n;
+        } else if (is(arg, NAMES("--freeze-layers", "--freeze-trainable-layers"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n == 0 || n > 65536)
+                return cli_usage(cmd, "%s: expected a number of layers from 1 to 65536", flag);
+            o->w.train.freeze_layers = (uint32_t)n;
+        } else if (is(arg, NAMES("--chunked-ce"), &val)) {
+            uint64_t n = CLI_CE_CHUNKS;
+            if (!val && i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')
                 val = argv[++i];
-            if (!val || !strcmp(val, "full") || !strcmp(val, "true") || !strcmp(val, "on"))
-                o->w.train.grad_checkpointing = true;
-            else if (!strcmp(val, "none") || !strcmp(val, "false") || !strcmp(val, "off"))
-                o->w.train.grad_checkpointing = false;
-            else
-                return cli_usage(cmd, "%s: expected full or none", flag);
+            if (val && (vf_parse_count(val, &n, &err) || n == 0 || n > 1024))
+                return cli_usage(cmd, "%s: expected a number of chunks from 1 to 1024", flag);
+            o->w.train.ce_chunks = (uint32_t)n;
+        } else if (is(arg, NAMES("--cache-latents"), &val)) {
+            o->w.train.cache_latents = true;
+        } else if (is(arg, NAMES("--cache-text-embeddings", "--cache-text"), &val)) {
+            o->w.train.cache_text = true;
         } else if (is(arg, NAMES("--lora-rank", "--lora-r"), &val)) {
             VALUE();
             uint64_t n;
             if (vf_parse_count(val, &n, &err) || n == 0 || n > 65536)
                 return cli_usage(cmd, "%s: expected a rank from 1 to 65536", flag);
             o->w.train.lora_rank = (uint32_t)n;
-        } else if (is(arg, NAMES("--zero", "--zero-stage"), &val)) {
-            VALUE();
-            if (strlen(val) != 1 || val[0] < '0' || val[0] > '3')
-                return cli_usage(cmd, "%s: expected a ZeRO stage 0, 1, 2 or 3", flag);
-            o->w.train.zero = (enum vf_zero)(VF_ZERO_0 + (val[0] - '0'));
         } else if (is(arg, NAMES("--width"), &val) || is(arg, NAMES("--height"), &val) ||
                    is(arg, NAMES("--frames", "--length", "--num-frames"), &val)) {
             VALUE();

@@ -46,6 +46,8 @@ enum change {
     CH_BATCH,    /* micro-batch / images at once to value */
     CH_CKPT,     /* gradient checkpointing */
     CH_ADAM8,    /* 8-bit AdamW */
+    CH_BF16,     /* bf16 mixed precision instead of fp32 */
+    CH_LIGER,    /* Liger's fused cross-entropy and kernels */
     CH_LORA,     /* LoRA instead of full fine-tuning */
     CH_QLORA,    /* QLoRA (4-bit base) */
     CH_FP8,      /* fp8 weights */
@@ -183,7 +185,9 @@ static const struct rule rules[] = {
      "no quality cost"},
     {G_TRAIN, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
      "20-30 % slower"},
-    {G_TRAIN, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_NONE, "none", 1.0,
+    {G_TRAIN, ANYC, "fused cross-entropy (Liger kernels)", "use_liger_kernel=True", CH_LIGER,
+     "none", 1.0, "pip install liger-kernel"},
+    {G_TRAIN, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_BF16, "none", 1.0,
      "none"},
     {G_TRAIN, ANYC, "8-bit AdamW", "optim=\"adamw_bnb_8bit\"", CH_ADAM8, "none", 1.0,
      "6 B/param less optimizer state"},
@@ -302,15 +306,22 @@ static void build(struct vf_arena *a, const struct vf_oom_event *ev,
         return;
     }
     struct vf_workload *w = &k->w;
+    if (opts->workload)
+        *w = *opts->workload; /* the user's word, for what the log does not show */
     w->engine = engine;
     w->usable_bytes = ev->total_bytes;
     w->task = g == G_TRAIN ? VF_TASK_TRAIN : k->m.task;
-    uint64_t ctxt = ctx->ctx_tokens != VF_UNKNOWN ? ctx->ctx_tokens : 0;
+    const struct vf_workload *said = opts->workload;
+    uint64_t ctxt = ctx->ctx_tokens != VF_UNKNOWN ? ctx->ctx_tokens : said ? said->ctx_tokens : 0;
     uint64_t batch = ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    if (!batch && said)
+        batch = w->task == VF_TASK_TRAIN                               ? said->train.batch
+                : w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO ? said->diffusion.batch
+                                                                       : said->users;
     if (w->task == VF_TASK_TRAIN) {
         if (!ctxt || !batch) {
-            k->missing = !ctxt ? "the sequence length: the log does not show it"
-                               : "the micro-batch size: the log does not show it";
+            k->missing = !ctxt ? "the sequence length: the log does not show it (--seq)"
+                               : "the micro-batch size: the log does not show it (--batch)";
             return;
         }
         w->ctx_tokens = ctxt;
@@ -368,6 +379,10 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
     *w = k->w;
     uint64_t c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
     uint64_t b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    if (!b && k->ok) /* the batch the user said */
+        b = k->w.task == VF_TASK_TRAIN                                 ? k->w.train.batch
+            : k->w.task == VF_TASK_IMAGE || k->w.task == VF_TASK_VIDEO ? k->w.diffusion.batch
+                                                                       : k->w.users;
     switch (r->ch) {
     case CH_CTX:
         if (c == VF_UNKNOWN || c < 2048) {
@@ -424,11 +439,17 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
         w->diffusion.batch = 1;
         return b >= 2;
     case CH_CKPT:
-        w->train.grad_checkpointing = true;
-        return !k->w.train.grad_checkpointing;
+        w->train.grad_checkpointing = VF_GC_FULL;
+        return k->w.train.grad_checkpointing != VF_GC_FULL;
     case CH_ADAM8:
         w->train.optimizer = VF_OPT_ADAMW8BIT;
-        return true;
+        return k->w.train.optimizer == VF_OPT_ADAMW;
+    case CH_BF16:
+        w->train.precision = VF_PREC_BF16;
+        return k->w.train.precision == VF_PREC_FP32;
+    case CH_LIGER:
+        w->train.liger = true;
+        return !k->w.train.liger;
     case CH_LORA:
         w->train.method = VF_TRAIN_LORA;
         return true;

@@ -28,8 +28,10 @@
 
 /* ComfyUI keeps one diffusion model on one device: its samplers have no tensor or
  * pipeline parallelism (multi-GPU custom nodes aside). */
-static bool comfyui_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool comfyui_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                              const char **why)
 {
+    (void)w;
     (void)m;
     *why = NULL;
     if (n <= 1)
@@ -153,7 +155,7 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                         m->id);
     uint32_t n = w->gpus ? w->gpus : 1;
     const char *why;
-    if (!comfyui_can_split(m, n, &why))
+    if (!comfyui_can_split(m, w, n, &why))
         return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, n, why);
 
     e->model = *m;

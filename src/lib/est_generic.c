@@ -20,8 +20,10 @@
 
 /* Tensor parallelism shards attention heads: n must divide the query heads, and either
  * divide the KV heads or be a multiple of them (then KV heads are replicated). */
-static bool generic_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool generic_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                              const char **why)
 {
+    (void)w;
     *why = NULL;
     if (n <= 1)
         return true;
@@ -62,7 +64,7 @@ static enum vf_err generic_estimate(struct vf_arena *a, const struct vf_model *m
     if (n > VF_MAX_GPUS)
         return vf__errf(err, VF_ERANGE, "%u GPUs is over the limit of %d", n, VF_MAX_GPUS);
     const char *why;
-    if (!generic_can_split(m, n, &why))
+    if (!generic_can_split(m, w, n, &why))
         return vf__errf(err, VF_EUNSUPPORTED,
                         "cannot split '%s' over %u GPUs: %s (%u heads, %u KV heads)", m->id, n, why,
                         m->n_heads, m->n_kv_heads);

@@ -27,8 +27,10 @@ static uint64_t pad_up(uint64_t v, uint64_t p)
 }
 
 /* Layer split: one layer per GPU at least. */
-static bool lcpp_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool lcpp_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                           const char **why)
 {
+    (void)w;
     *why = NULL;
     if (n <= 1 || (n <= m->n_layers && n <= VF_LCPP_MAX_GPUS))
         return true;
@@ -618,7 +620,7 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
         return vf__errf(err, VF_EUNSUPPORTED, "llama.cpp estimates LLM inference only");
     if ((rc = read_cfg(m, w, &c, &ngl_auto, err)))
         return rc;
-    if (c.n_gpus && !lcpp_can_split(m, c.n_gpus, &why))
+    if (c.n_gpus && !lcpp_can_split(m, w, c.n_gpus, &why))
         return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, c.n_gpus,
                         why);
     struct vf_lcpp_plan p;

@@ -17,9 +17,11 @@
 /* Ollama's runner batch (num_batch) */
 #define OLL_BATCH 512
 
-static bool oll_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool oll_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                          const char **why)
 {
-    return vf__engine_llamacpp.can_split(m, n, why);
+    (void)w;
+    return vf__engine_llamacpp.can_split(m, w, n, why);
 }
 
 static enum vf_err opt_u64(const struct vf_workload *w, const char *key, uint64_t *out,
@@ -134,7 +136,7 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
     if ((rc = read_cfg(m, w, &o, err)))
         return rc;
     const char *why;
-    if (!oll_can_split(m, o.c.n_gpus, &why))
+    if (!oll_can_split(m, w, o.c.n_gpus, &why))
         return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id,
                         o.c.n_gpus, why);
     bool card = w->usable_bytes && w->usable_bytes != VF_UNKNOWN;

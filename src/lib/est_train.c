@@ -1,15 +1,17 @@
 /*
  * est_train.c - the training and fine-tuning estimate (engine "pytorch"): the peak of one
- * GPU during a training step of full fine-tuning, LoRA or QLoRA, with AdamW, 8-bit AdamW or
- * SGD, data parallel over several GPUs with ZeRO/FSDP sharding. The peak is at the start of
- * backward: model states, every saved activation and the cross-entropy buffers of the logits
- * are live together. Formulas F-TRAIN-01..10 in docs/FORMULAS.md (section "Training").
+ * GPU during a training step of full fine-tuning, freeze tuning, LoRA or QLoRA, with AdamW,
+ * 8-bit (paged) AdamW, Adafactor, Lion or SGD, in mixed, pure-bf16 or fp32 precision, data
+ * parallel over several GPUs with ZeRO/FSDP sharding and CPU offload. The peak is at the
+ * start of backward: model states, every saved activation and the cross-entropy buffers of
+ * the logits are live together. Formulas F-TRAIN-01..21 in docs/FORMULAS.md ("Training").
  *
  * What is modelled is a PyTorch eager training step as Hugging Face transformers + PEFT (or
  * DeepSpeed/FSDP for several GPUs) runs it: bf16 mixed precision with an fp32 master copy,
- * FlashAttention, RMSNorm inputs saved in fp32, the logits upcast to fp32 for the loss.
+ * FlashAttention, RMSNorm inputs saved in fp32, the logits upcast to fp32 for the loss; each
+ * of these is a knob (--precision, --flash-attn, --liger, --chunked-ce).
  */
-#include "internal.h"
+#include "est_train.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,76 +20,203 @@
 #define TRAIN_DEFAULT_SEQ 2048
 /* F-TRAIN-04: LoRA rank when none is given (PEFT examples, LLaMA-Factory use 8-16). */
 #define TRAIN_DEFAULT_RANK 16
-/* F-TRAIN-02: bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values of each state
- * (bitsandbytes/optim/optimizer.py init_state, block_wise); tensors with fewer than 4096
- * elements keep 32-bit states (min_8bit_size). */
-#define BNB_OPT_BLOCK 256
-#define BNB_MIN_8BIT  4096
+/* F-TRAIN-15: layers freeze tuning trains (LLaMA-Factory freeze_trainable_layers = 2). */
+#define TRAIN_DEFAULT_FREEZE 2
 /* F-TRAIN-08: bytes per (token x vocab entry) at the cross-entropy backward: the fp32
  * log-probabilities log_softmax saved, their incoming gradient, and the gradient of the fp32
  * logits it produces (4 + 4 + 4). */
 #define TRAIN_LOGIT_BYTES 12
-/* F-TRAIN-09: CUDA context with lazy module loading, "around 400MB" (pytorch/pytorch#109888),
- * plus the cuBLASLt workspace (32 MiB on Hopper, PyTorch PR #120925) and the cuBLAS block of
- * 8,519,680 B seen on the first matmul (research A6). */
-#define TRAIN_CONTEXT_BYTES (400ULL << 20)
-#define TRAIN_CUBLAS_BYTES  ((32ULL << 20) + 8519680ULL)
-/* F-TRAIN-09: allocator slack on activations and logits, Megatron-LM's overhead_factor 1.05
- * (megatron/training/theoretical_memory_usage.py; research A7). */
-#define TRAIN_SLACK_PCT 5
 /* Limits of the knobs this estimator takes. */
 #define TRAIN_MAX_BATCH VF_MAX_USERS
 #define TRAIN_MAX_RANK  VF_MAX_DIM
+#define TRAIN_MAX_ACCUM (1u << 20)
 
 #define CLS(c) (1u << (c))
 
-/* F-TRAIN-04: the linear layers LoRA targets (PEFT "all-linear" minus lm_head): attention
- * q, k, v, o (fused qkv, MLA's low-rank halves), the MLP's gate, up and down, every routed
- * expert and the shared experts. Not the router, not recurrent mixers. */
-static const uint32_t lora_classes =
-    CLS(VF_T_ATTN_Q) | CLS(VF_T_ATTN_K) | CLS(VF_T_ATTN_V) | CLS(VF_T_ATTN_QKV) | CLS(VF_T_ATTN_O) |
-    CLS(VF_T_FFN_GATE) | CLS(VF_T_FFN_UP) | CLS(VF_T_FFN_DOWN) | CLS(VF_T_FFN_GATE_EXP) |
-    CLS(VF_T_FFN_UP_EXP) | CLS(VF_T_FFN_DOWN_EXP) | CLS(VF_T_FFN_GATE_SHEXP) |
-    CLS(VF_T_FFN_UP_SHEXP) | CLS(VF_T_FFN_DOWN_SHEXP);
+/* ------------------------------------------------------------ LoRA targets */
 
-const char *vf_train_method_name(enum vf_train_method m)
+/* F-TRAIN-04: the linear layers LoRA targets, by the module names PEFT, torchtune and
+ * LLaMA-Factory use ("all-linear" = all of them, not lm_head, not the router, not recurrent
+ * mixers). Routed and shared experts answer to their MLP's names. */
+static const struct target {
+    const char *name;  /* Hugging Face module name */
+    const char *alias; /* short or torchtune spelling */
+    uint32_t classes;
+} targets[] = {
+    {"q_proj", "q", CLS(VF_T_ATTN_Q)},
+    {"k_proj", "k", CLS(VF_T_ATTN_K)},
+    {"v_proj", "v", CLS(VF_T_ATTN_V)},
+    {"qkv_proj", "qkv", CLS(VF_T_ATTN_QKV)},
+    {"o_proj", "output_proj", CLS(VF_T_ATTN_O)},
+    {"gate_proj", "w1", CLS(VF_T_FFN_GATE) | CLS(VF_T_FFN_GATE_EXP) | CLS(VF_T_FFN_GATE_SHEXP)},
+    {"up_proj", "w3", CLS(VF_T_FFN_UP) | CLS(VF_T_FFN_UP_EXP) | CLS(VF_T_FFN_UP_SHEXP)},
+    {"down_proj", "w2", CLS(VF_T_FFN_DOWN) | CLS(VF_T_FFN_DOWN_EXP) | CLS(VF_T_FFN_DOWN_SHEXP)},
+};
+#define N_TARGETS (sizeof targets / sizeof targets[0])
+
+static uint32_t all_linear(void)
 {
-    switch (m) {
-    case VF_TRAIN_FULL:
-        return "full";
-    case VF_TRAIN_LORA:
-        return "lora";
-    case VF_TRAIN_QLORA:
-        return "qlora";
-    }
-    return "?";
+    uint32_t m = 0;
+    for (size_t i = 0; i < N_TARGETS; i++)
+        m |= targets[i].classes;
+    return m;
 }
 
-const char *vf_optimizer_name(enum vf_optimizer o)
+/* The classes present among the model's layer tensors. */
+static uint32_t model_classes(const struct vf_model *m)
 {
-    switch (o) {
-    case VF_OPT_ADAMW:
-        return "adamw";
-    case VF_OPT_ADAMW8BIT:
-        return "adamw8bit";
-    case VF_OPT_SGD:
-        return "sgd";
-    }
-    return "?";
+    uint32_t c = 0;
+    for (size_t i = 0; i < m->n_groups; i++)
+        if (m->groups[i].layer >= 0 && (unsigned)m->groups[i].cls < 32)
+            c |= CLS(m->groups[i].cls);
+    return c;
 }
 
-/* Data parallelism replicates the model (ZeRO shards its states): any number of cards. */
-static bool train_can_split(const struct vf_model *m, uint32_t n, const char **why)
+/* "q_proj, k_proj, ..." of the targets the model has. */
+static const char *module_names(struct vf_arena *a, const struct vf_model *m)
+{
+    uint32_t have = model_classes(m);
+    const char *s = "";
+    for (size_t i = 0; i < N_TARGETS; i++)
+        if (have & targets[i].classes)
+            s = vf_arena_printf(a, "%s%s%s", s, *s ? ", " : "", targets[i].name);
+    return s;
+}
+
+/*
+ * F-TRAIN-04: the class mask of a --lora-targets list ("q,k,v,o", "q_proj,v_proj",
+ * "all-linear"); VF_EINVAL naming the entry and listing the model's module names when an
+ * entry is unknown or names a module the model does not have.
+ */
+static enum vf_err parse_targets(struct vf_arena *a, const struct vf_model *m, const char *list,
+                                 uint32_t *out, struct vf_error *err)
+{
+    *out = 0;
+    if (!list) {
+        *out = all_linear();
+        return VF_OK;
+    }
+    uint32_t have = model_classes(m);
+    const char *p = list;
+    while (*p) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        size_t n = strcspn(p, ", ");
+        if (!n)
+            break;
+        if (n > 64)
+            return vf__errf(err, VF_EINVAL,
+                            "--lora-targets: entry of %zu characters at offset "
+                            "%zu is too long",
+                            n, (size_t)(p - list));
+        char word[65];
+        memcpy(word, p, n);
+        word[n] = '\0';
+        uint32_t c = 0;
+        if (!strcmp(word, "all-linear") || !strcmp(word, "all"))
+            c = all_linear() & have;
+        for (size_t i = 0; i < N_TARGETS && !c; i++)
+            if (!strcmp(word, targets[i].name) || !strcmp(word, targets[i].alias) ||
+                (!strncmp(word, targets[i].name, strlen(targets[i].name) - 5) &&
+                 strlen(word) == strlen(targets[i].name) - 5))
+                c = targets[i].classes;
+        if (!c || !(c & have))
+            return vf__errf(err, VF_EINVAL,
+                            "--lora-targets: '%s' is not a linear module of '%s' (its modules: "
+                            "%s; or all-linear)",
+                            word, m->id, module_names(a, m));
+        *out |= c & have;
+        p += n;
+    }
+    if (!*out)
+        return vf__errf(err, VF_EINVAL, "--lora-targets: no module named (its modules: %s)",
+                        module_names(a, m));
+    return VF_OK;
+}
+
+/* ---------------------------------------------------------------- one run */
+
+/* One resolved training run: the knobs with their defaults applied. */
+struct run {
+    enum vf_train_method method;
+    enum vf_optimizer opt;
+    enum vf_precision prec;
+    enum vf_grad_ckpt gc;
+    uint64_t seq, batch, rank, accum;
+    uint32_t n;       /* GPUs (data-parallel ranks) */
+    uint32_t group;   /* ranks each state is sharded over */
+    unsigned zero;    /* effective ZeRO stage 0..3 */
+    uint32_t first;   /* first trained layer (freeze tuning), 0 otherwise */
+    uint32_t targets; /* LoRA: class mask */
+    unsigned u;       /* bytes of one activation value: 2 (16-bit) or 4 (fp32) */
+    uint32_t ce_chunks;
+    bool fa, liger;
+    enum vf_offload offload;
+    struct vf_quant base;
+    uint32_t width, height; /* image/video fine-tuning: the sample size (seq unused) */
+};
+
+static bool is_target(const struct run *r, enum vf_tclass c)
+{
+    return (unsigned)c < 32 && (r->targets & CLS(c)) != 0;
+}
+
+/* The base weights' storage: 16-bit for full fine-tuning and LoRA (fp32 with --precision
+ * fp32) unless --weights names a frozen quantized base (LoRA); NF4 for QLoRA unless --weights
+ * names another 4-bit scheme. */
+static enum vf_err base_scheme(const struct vf_model *m, const struct vf_workload *w, struct run *r,
+                               struct vf_error *err)
+{
+    bool given = w->weights.kind != VF_QK_NATIVE;
+    bool trained = r->method == VF_TRAIN_FULL || r->method == VF_TRAIN_FREEZE;
+    if (given && w->weights.kind == VF_QK_GGUF_FTYPE)
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "training: --weights %s is a llama.cpp file type; PyTorch trains on "
+                        "bf16 weights (full, lora) or a bitsandbytes NF4 base (qlora)",
+                        w->weights.name);
+    if (r->method == VF_TRAIN_QLORA) {
+        if (!given)
+            return vf_quant_parse("nf4", &r->base, err);
+        uint64_t bits = vf_model_weight_bytes(m, &w->weights);
+        if (bits != VF_UNKNOWN && m->params && bits / m->params >= 1)
+            return vf__errf(err, VF_EINVAL,
+                            "--method qlora trains adapters on a 4-bit base: --weights %s is "
+                            "not 4-bit (use --method lora for a %s base)",
+                            w->weights.name, w->weights.name);
+        r->base = w->weights;
+        return VF_OK;
+    }
+    const char *dflt = r->prec == VF_PREC_FP32 ? "fp32" : r->prec == VF_PREC_FP16 ? "fp16" : "bf16";
+    if (trained && given &&
+        !(w->weights.kind == VF_QK_PLAIN &&
+          (w->weights.dtype == VF_DT_BF16 || w->weights.dtype == VF_DT_F16 ||
+           w->weights.dtype == VF_DT_F32)))
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "%s fine-tuning trains the weights themselves: --weights %s is not "
+                        "modelled (--method qlora trains adapters on a 4-bit base)",
+                        vf_train_method_name(r->method), w->weights.name);
+    if (given) {
+        r->base = w->weights;
+        return VF_OK;
+    }
+    return vf_quant_parse(dflt, &r->base, err);
+}
+
+/* Data parallelism replicates the model (ZeRO shards its states): any number of cards, but
+ * a sharding stage needs more than one unless states are offloaded. */
+static bool train_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                            const char **why)
 {
     (void)m;
-    (void)n;
     *why = NULL;
+    if (!w || n > 1 || w->train.offload != VF_OFFLOAD_NONE)
+        return true;
+    if ((w->train.zero != VF_ZERO_AUTO && w->train.zero != VF_ZERO_0) ||
+        (w->train.fsdp != VF_FSDP_NONE && w->train.fsdp != VF_FSDP_NO_SHARD)) {
+        *why = "ZeRO/FSDP sharding needs more than one GPU";
+        return false;
+    }
     return true;
-}
-
-static bool is_lora_target(enum vf_tclass c)
-{
-    return (unsigned)c < 32 && (lora_classes & CLS(c)) != 0;
 }
 
 /* Elements per tensor of a group (its tensors have the same shape or are folded alike). */
@@ -102,33 +231,6 @@ static uint64_t d_out(const struct vf_tgroup *g)
     return g->row_elems ? per_tensor(g) / g->row_elems : 0;
 }
 
-/*
- * F-TRAIN-02: optimizer-state bytes of n_tensors tensors of `elems` trained fp32 elements.
- * AdamW: m and v in fp32 (8 B); SGD: one fp32 momentum buffer (4 B); 8-bit AdamW: uint8 m
- * and v plus one fp32 absmax each per block of 256 (2 B + 8 B per block), or fp32 m and v
- * for tensors under 4096 elements. VF_UNKNOWN on overflow.
- */
-static uint64_t opt_bytes(enum vf_optimizer o, uint64_t elems, uint64_t n_tensors)
-{
-    uint64_t per;
-    switch (o) {
-    case VF_OPT_SGD:
-        per = vf__sat_mul(elems, 4);
-        break;
-    case VF_OPT_ADAMW8BIT:
-        if (elems < BNB_MIN_8BIT)
-            per = vf__sat_mul(elems, 8);
-        else
-            per = vf__sat_add(vf__sat_mul(elems, 2),
-                              vf__sat_mul(vf__div_ceil(elems, BNB_OPT_BLOCK), 8));
-        break;
-    default:
-        per = vf__sat_mul(elems, 8);
-        break;
-    }
-    return vf__sat_mul(per, n_tensors);
-}
-
 /* Is the group stored below 16 bits by scheme q (then dequantized to bf16 at each use)? */
 static bool below_16bit(const struct vf_model *m, const struct vf_quant *q,
                         const struct vf_tgroup *g)
@@ -137,228 +239,492 @@ static bool below_16bit(const struct vf_model *m, const struct vf_quant *q,
     return b != VF_UNKNOWN && b < vf__sat_mul(g->n_params, 2);
 }
 
+/* ------------------------------------------------------------- activations */
+
 /* Per-layer tallies of one pass over the tensor groups. */
 struct layer_sum {
-    uint64_t norm_act; /* F-TRAIN-06: bytes per token the layer's norms save */
+    uint32_t hnorms;   /* hidden-width norm tensors */
+    bool qk_norm;      /* q/k norms across every head */
+    uint64_t onorm_w;  /* widths of other norms (MLA latents), summed */
+    uint32_t onorms;   /* their count */
     uint64_t ssm_out;  /* output elements per token of the recurrent mixer's projections */
     uint64_t ffn_up;   /* dense FFN: up (or fused gate_up) output width */
     uint64_t exp_up;   /* MoE: one routed expert's up width */
     uint64_t shexp_up; /* MoE: the shared experts' up width */
     uint64_t bytes;    /* the layer's weights at the base storage (gathered unit) */
+    uint64_t params;   /* the layer's parameters */
     bool gated, moe;
 };
 
 /*
- * F-TRAIN-06: bytes per token a layer's norms save: HF's eager RMSNorm upcasts its input to
- * fp32 and keeps it with the fp32 reciprocal RMS for backward (4 x width + 4 per norm).
- * Hidden-width norms; q/k norms across every head (qk_norm: 2 tensors of head_dim); other
- * norms (MLA latents) over their own width.
+ * F-TRAIN-06/16/17: activation bytes per token that layer l saves for backward.
+ * Norms: HF's eager RMSNorm keeps its fp32 input and the fp32 reciprocal RMS (4h + 4); Liger's
+ * fused RMSNorm its 16-bit input and the rstd (u h + 4); selective recomputation keeps only
+ * the residual input (u h). q/k norms count across every head.
+ * Token mixer, u bytes per value (2 in 16-bit, 4 in fp32):
+ *   attention (GQA, FlashAttention): input of q/k/v h, Q q, K kv, V kv, the attention output
+ *     (= o_proj input) o, each u; the fp32 log-sum-exp per head 4nh; without FlashAttention
+ *     (eager) the fp32 softmax output and the u-byte probabilities, (4 + u) nh s per token;
+ *   MLA: input h, the two latents (q_lora + kv_lora) + rope key r, Q and K nh(dn+dr) each, V
+ *     and O nh dv each, u bytes each, + 4nh;
+ *   recurrent mixer (rough): input h + each projection's output twice, u each;
+ *   gated MLP (SwiGLU): input h, gate out, up out, SiLU out, down in: u(h + 4I) (Liger's fused
+ *     SwiGLU recomputes the SiLU output: u(h + 3I)); non-gated: u(h + 2I);
+ *   MoE: input h, fp32 router probabilities 4E, per routed expert (k of them) its gathered
+ *     input h, 4Ie inside and its output h before the weighted sum; shared experts 4Is.
+ * Selective recomputation (torchtitan's op-level policy, Korthikanti's selective) keeps the
+ * matmul outputs and recomputes the norms and elementwise ops: no norm-output inputs (h), no
+ * SiLU output or product (2I), and no s^2 scores.
  */
-static uint64_t norm_act(const struct vf_model *m, const struct vf_tgroup *g, uint64_t q_dim,
-                         uint64_t kv_dim)
+static uint64_t layer_act(const struct vf_model *m, uint32_t l, const struct layer_sum *s,
+                          const struct run *r)
 {
-    uint64_t t = g->n_tensors ? g->n_tensors : 1;
-    if (g->row_elems == m->hidden)
-        return t * (4 * (uint64_t)m->hidden + 4);
-    if (t == 2 && g->row_elems == m->head_dim && m->head_dim)
-        return 4 * (q_dim + kv_dim) + 4 * ((uint64_t)m->n_heads + m->n_kv_heads);
-    return t * (4 * g->row_elems + 4);
-}
-
-/*
- * F-TRAIN-06: activation bytes per token that layer l saves for backward (bf16 tensors, fp32
- * where the op keeps fp32): its norms, the token mixer and the FFN.
- *   attention (GQA, FlashAttention): input of q/k/v 2h, Q 2q, K 2kv, V 2kv, the attention
- *     output (= o_proj input) 2o, the fp32 log-sum-exp per head 4nh;
- *   MLA: input 2h, the two latents 2(q_lora + kv_lora) + rope key 2r, Q and K 2nh(dn+dr)
- *     each, V and O 2nh dv each, 4nh;
- *   recurrent mixer (rough): input 2h + each projection's output twice at 2 B;
- *   gated MLP (SwiGLU): input 2h, gate out, up out, SiLU out, down in: 8I;
- *   non-gated MLP (and fused gate_up, where I is already 2x): input 2h, up out, down in: 4I;
- *   MoE: input 2h, fp32 router probabilities 4E, per routed expert (k of them) its gathered
- *     input 2h, 8Ie inside and its output 2h before the weighted sum; shared experts 8Is.
- */
-static uint64_t layer_act(const struct vf_model *m, uint32_t l, const struct layer_sum *s)
-{
-    uint64_t h = m->hidden, nh = m->n_heads;
+    uint64_t h = m->hidden, nh = m->n_heads, u = r->u;
     uint64_t nkv = m->layer_kv_heads ? m->layer_kv_heads[l] : m->n_kv_heads;
     enum vf_layer_kind kind =
         m->layer_kind ? (enum vf_layer_kind)m->layer_kind[l] : VF_LAYER_ATTN_FULL;
-    uint64_t b = s->norm_act;
+    bool sel = r->gc == VF_GC_SELECTIVE;
+    uint64_t in = sel ? 0 : u * h; /* a block's normed input, recomputed under selective */
+
+    /* norms */
+    uint64_t per_h = sel ? u * h : r->liger ? u * h + 4 : 4 * h + 4;
+    uint64_t b = (uint64_t)s->hnorms * per_h;
+    if (s->qk_norm) {
+        uint64_t q = nh * m->head_dim, k = nkv * m->head_dim;
+        b += sel ? u * (q + k) : 4 * (q + k) + 4 * (nh + nkv);
+    }
+    b += sel ? u * s->onorm_w : 4 * s->onorm_w + 4 * (uint64_t)s->onorms;
 
     if (kind == VF_LAYER_ATTN_FULL || kind == VF_LAYER_ATTN_SLIDING) {
         if (m->attn == VF_ATTN_MLA) {
             uint64_t qk = (uint64_t)m->qk_nope_dim + m->qk_rope_dim;
-            b += 2 * h + 2 * ((uint64_t)m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim);
-            b += 4 * nh * qk + 4 * nh * m->v_head_dim_mla + 4 * nh;
+            b += in + u * ((uint64_t)m->q_lora_rank + m->kv_lora_rank + m->qk_rope_dim);
+            b += 2 * u * nh * qk + 2 * u * nh * m->v_head_dim_mla + 4 * nh;
         } else {
             uint64_t q = nh * m->head_dim, kv = nkv * m->head_dim;
             uint64_t v = nkv * m->head_dim_v, o = nh * m->head_dim_v;
-            b += 2 * h + 2 * q + 2 * kv + 2 * v + 2 * o + 4 * nh;
+            b += in + u * (q + kv + v + o) + 4 * nh;
+        }
+        if (!r->fa && !sel) {
+            uint64_t span = r->seq;
+            if (kind == VF_LAYER_ATTN_SLIDING && m->sliding_window && m->sliding_window < span)
+                span = m->sliding_window;
+            b = vf__sat_add(b, vf__sat_mul((4 + u) * nh, span));
         }
     } else if (kind == VF_LAYER_RECURRENT) {
-        b += 2 * h + 4 * s->ssm_out;
+        b += in + 2 * u * s->ssm_out;
     }
 
+    unsigned gated_w = sel ? 2 : r->liger ? 3 : 4;
     if (s->moe) {
         uint64_t k = m->n_experts_used ? m->n_experts_used : 1;
-        b += 2 * h + 4 * (uint64_t)m->n_experts;
-        b += k * (4 * h + 8 * s->exp_up);
-        b += 8 * s->shexp_up;
+        b += in + 4 * (uint64_t)m->n_experts;
+        b += k * (2 * u * h + gated_w * u * s->exp_up);
+        b += gated_w * u * s->shexp_up;
     } else if (s->ffn_up) {
-        b += 2 * h + (s->gated ? 8 : 4) * s->ffn_up;
+        b += in + (s->gated ? gated_w : sel ? 1 : 2) * u * s->ffn_up;
     }
     return b;
 }
 
-/* One resolved training run: the knobs with their defaults applied. */
-struct run {
-    enum vf_train_method method;
-    enum vf_optimizer opt;
-    uint64_t seq, batch, rank;
-    uint32_t n;    /* GPUs */
-    unsigned zero; /* effective ZeRO stage 0..3 */
-    struct vf_quant base;
+/* ------------------------------------------------------------ the estimate */
+
+static enum vf_err train_estimate(struct vf_arena *a, const struct vf_model *m,
+                                  const struct vf_workload *w, struct vf_estimate *e,
+                                  struct vf_error *err);
+
+/* Resolves and checks the knobs of w into r. */
+static enum vf_err resolve(struct vf_arena *a, const struct vf_model *m,
+                           const struct vf_workload *w, struct run *r, struct vf_error *err)
+{
+    const struct vf_train_opts *t = &w->train;
+    r->method = t->method;
+    r->opt = t->optimizer;
+    r->prec = t->precision;
+    r->gc = t->grad_checkpointing;
+    r->seq = w->ctx_tokens ? w->ctx_tokens : TRAIN_DEFAULT_SEQ;
+    r->batch = t->batch ? t->batch : 1;
+    r->accum = t->grad_accum ? t->grad_accum : 1;
+    r->rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
+    r->n = w->gpus ? w->gpus : 1;
+    r->u = r->prec == VF_PREC_FP32 ? 4 : 2;
+    r->fa = !t->no_flash_attn;
+    r->liger = t->liger;
+    r->ce_chunks = t->liger ? 0 : t->ce_chunks;
+    r->offload = t->offload;
+    const struct {
+        uint64_t v, max;
+        const char *what;
+    } limits[] = {
+        {r->seq, VF_MAX_CTX_TOKENS, "tokens per sequence"},
+        {r->batch, TRAIN_MAX_BATCH, "sequences per micro-batch"},
+        {r->accum, TRAIN_MAX_ACCUM, "gradient accumulation steps"},
+        {r->rank, TRAIN_MAX_RANK, "as LoRA rank"},
+        {r->n, VF_MAX_GPUS, "GPUs"},
+        {m->n_layers, VF_MAX_LAYERS, "layers"},
+        {t->ce_chunks, 1024, "cross-entropy chunks"},
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+        if (limits[i].v > limits[i].max)
+            return vf__errf(err, VF_ERANGE, "'%s': %llu %s is over the limit of %llu", m->id,
+                            (unsigned long long)limits[i].v, limits[i].what,
+                            (unsigned long long)limits[i].max);
+    enum vf_err rc = vf__train_stage(t, r->n, &r->zero, &r->group, err);
+    if (rc)
+        return rc;
+    bool lora = r->method == VF_TRAIN_LORA || r->method == VF_TRAIN_QLORA;
+    if (!lora && t->lora_targets)
+        return vf__errf(err, VF_EINVAL, "--lora-targets applies to --method lora or qlora, not %s",
+                        vf_train_method_name(r->method));
+    if (lora && (rc = parse_targets(a, m, t->lora_targets, &r->targets, err)))
+        return rc;
+    if (r->method == VF_TRAIN_FREEZE) {
+        uint32_t k = t->freeze_layers ? t->freeze_layers : TRAIN_DEFAULT_FREEZE;
+        if (k > m->n_layers)
+            return vf__errf(err, VF_EINVAL,
+                            "--freeze-layers %u: '%s' has %u layers (use --method full to train "
+                            "them all)",
+                            k, m->id, m->n_layers);
+        r->first = m->n_layers - k;
+    } else if (t->freeze_layers) {
+        return vf__errf(err, VF_EINVAL, "--freeze-layers applies to --method freeze, not %s",
+                        vf_train_method_name(r->method));
+    }
+    return base_scheme(m, w, r, err);
+}
+
+/* Is group g trained as a whole (full fine-tuning, or a layer freeze tuning trains)? */
+static bool trains_whole(const struct run *r, const struct vf_tgroup *g)
+{
+    if (r->method == VF_TRAIN_FULL)
+        return true;
+    return r->method == VF_TRAIN_FREEZE && g->layer >= 0 && (uint32_t)g->layer >= r->first;
+}
+
+/* A fix: the change to the workload, and how to say it. */
+struct fix {
+    const char *flags; /* vramfit's flags for the change */
+    const char *cost;
 };
 
-/* ceil(x / n) when the stage shards this state, else x. */
-static uint64_t shard(uint64_t x, const struct run *r, unsigned from_stage)
+/* The knobs of x as a run, for the fixes: resolved for a language model; for a denoiser
+ * (est_train_diffusion.c resolves its own) the knobs the fixes look at. */
+static enum vf_err run_of(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *x,
+                          struct run *r)
 {
-    if (x == VF_UNKNOWN || r->zero < from_stage || r->n <= 1)
-        return x;
-    return vf__div_ceil(x, r->n);
+    if (!m->pipeline)
+        return resolve(a, m, x, r, NULL);
+    const struct vf_train_opts *t = &x->train;
+    memset(r, 0, sizeof *r);
+    r->method = t->method;
+    r->opt = t->optimizer;
+    r->prec = t->precision;
+    r->gc = t->grad_checkpointing;
+    r->batch = x->diffusion.batch ? x->diffusion.batch : t->batch ? t->batch : 1;
+    r->accum = t->grad_accum ? t->grad_accum : 1;
+    r->n = x->gpus ? x->gpus : 1;
+    r->liger = true; /* no cross-entropy to fuse */
+    r->offload = t->offload;
+    vf__train_diffusion_size(m, x, &r->width, &r->height);
+    return VF_OK;
 }
 
-static const char *shard_note(struct vf_arena *a, const char *what, const struct run *r,
-                              unsigned from_stage)
+/* F-TRAIN-19: fix i of the guide's order applied to x (run r); false when it does not
+ * change this run. */
+static bool apply_fix(struct vf_arena *a, int i, const struct run *r, struct vf_workload *x,
+                      struct fix *f)
 {
-    if (r->n <= 1 || r->zero < from_stage)
-        return what;
-    return vf_arena_printf(a, "%s, sharded over %u GPUs (ZeRO-%u)", what, r->n, r->zero);
+    switch (i) {
+    case 0:
+        if (r->batch < 2)
+            return false;
+        x->train.batch = 1;
+        x->diffusion.batch = x->diffusion.batch ? 1 : 0;
+        x->train.grad_accum = (uint32_t)(r->batch * r->accum);
+        f->flags = vf_arena_printf(a, "--batch 1 --grad-accum %llu",
+                                   (unsigned long long)(r->batch * r->accum));
+        f->cost = "same effective batch, more steps";
+        return true;
+    case 1:
+        if (r->gc == VF_GC_FULL)
+            return false;
+        x->train.grad_checkpointing = VF_GC_FULL;
+        f->flags = "--grad-checkpointing full";
+        f->cost = "20-30 % slower steps";
+        return true;
+    case 2:
+        if (r->liger)
+            return false;
+        x->train.liger = true;
+        f->flags = "--liger";
+        f->cost = "fused cross-entropy kernels (pip install liger-kernel), no quality cost";
+        return true;
+    case 3:
+        if (r->prec != VF_PREC_FP32)
+            return false;
+        x->train.precision = VF_PREC_BF16;
+        f->flags = "--precision bf16";
+        f->cost = "mixed precision, Ampere or newer";
+        return true;
+    case 4:
+        if (r->opt != VF_OPT_ADAMW)
+            return false;
+        x->train.optimizer = VF_OPT_ADAMW8BIT;
+        f->flags = "--optimizer adamw8bit";
+        f->cost = "8-bit optimizer states, quality as AdamW in practice";
+        return true;
+    case 5:
+        if (r->method != VF_TRAIN_FULL && r->method != VF_TRAIN_FREEZE)
+            return false;
+        x->train.method = VF_TRAIN_LORA;
+        x->train.freeze_layers = 0;
+        f->flags = "--method lora";
+        f->cost = "trains adapters, not the model";
+        return true;
+    case 6:
+        if (r->method == VF_TRAIN_QLORA)
+            return false;
+        x->train.method = VF_TRAIN_QLORA;
+        x->train.freeze_layers = 0;
+        x->weights.kind = VF_QK_NATIVE;
+        f->flags = "--method qlora";
+        f->cost = "4-bit base, slower steps, a small quality cost";
+        return true;
+    case 7:
+        if (r->width) { /* a denoiser: train at 512 px first (our guide) */
+            if (r->width <= 512 && r->height <= 512)
+                return false;
+            x->diffusion.width = x->diffusion.height = 512;
+            f->flags = "--width 512 --height 512";
+            f->cost = "a lower training resolution; finish at the full size";
+            return true;
+        }
+        if (r->seq < 1024)
+            return false;
+        x->ctx_tokens = r->seq / 2;
+        f->flags = vf_arena_printf(a, "--seq %llu", (unsigned long long)(r->seq / 2));
+        f->cost = "longer examples are cut";
+        return true;
+    case 9:
+        if (!r->width || x->train.cache_text)
+            return false;
+        x->train.cache_text = true;
+        f->flags = "--cache-text-embeddings";
+        f->cost = "encode the captions once before training; the encoders leave the GPU";
+        return true;
+    case 10:
+        if (!r->width || x->train.cache_latents)
+            return false;
+        x->train.cache_latents = true;
+        f->flags = "--cache-latents";
+        f->cost = "encode the images once; no random crops or flips per epoch";
+        return true;
+    default:
+        if (r->n >= VF_MAX_GPUS / 2 || r->offload != VF_OFFLOAD_NONE)
+            return false;
+        x->gpus = r->n * 2;
+        x->train.zero = VF_ZERO_AUTO;
+        x->train.fsdp = VF_FSDP_FULL_SHARD;
+        f->flags = vf_arena_printf(a, "--gpus %u --fsdp full_shard", r->n * 2);
+        f->cost = "more cards";
+        return true;
+    }
 }
 
-/* The base weights' storage: 16-bit for full fine-tuning and LoRA unless --weights names a
- * frozen quantized base (LoRA); NF4 for QLoRA unless --weights names another 4-bit scheme. */
-static enum vf_err base_scheme(const struct vf_model *m, const struct vf_workload *w, struct run *r,
-                               struct vf_error *err)
+/* The guide's order; a denoiser first caches what its encoders compute (free). */
+#define N_FIXES 11
+static const int fix_order[N_FIXES] = {9, 10, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+
+/* The peak of x, VF_UNKNOWN when the estimator refuses it. */
+static uint64_t peak_of(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *x)
 {
-    bool given = w->weights.kind != VF_QK_NATIVE;
-    if (given && w->weights.kind == VF_QK_GGUF_FTYPE)
-        return vf__errf(err, VF_EUNSUPPORTED,
-                        "training: --weights %s is a llama.cpp file type; PyTorch trains on "
-                        "bf16 weights (full, lora) or a bitsandbytes NF4 base (qlora)",
-                        w->weights.name);
-    if (r->method == VF_TRAIN_QLORA && !given)
-        return vf_quant_parse("nf4", &r->base, err);
-    if (r->method == VF_TRAIN_FULL && given && w->weights.kind == VF_QK_PLAIN &&
-        (w->weights.dtype == VF_DT_BF16 || w->weights.dtype == VF_DT_F16)) {
-        r->base = w->weights;
-        return VF_OK;
+    struct vf_estimate y;
+    memset(&y, 0, sizeof y);
+    return train_estimate(a, m, x, &y, NULL) ? VF_UNKNOWN : y.total_bytes;
+}
+
+/* The fixes used[] but used[skip] applied to w in order: their flags, and the peak in *peak
+ * (NULL when one no longer applies or the estimator refuses the result). */
+static const char *together(struct vf_arena *a, const struct vf_model *m,
+                            const struct vf_workload *w, const int *used, int n_used, int skip,
+                            uint64_t *peak)
+{
+    struct vf_workload x = *w;
+    x.usable_bytes = 0;
+    const char *flags = "";
+    for (int j = 0; j < n_used; j++) {
+        struct run cur;
+        struct fix f = {NULL, NULL};
+        if (j == skip)
+            continue;
+        if (run_of(a, m, &x, &cur) || !apply_fix(a, used[j], &cur, &x, &f))
+            return NULL;
+        flags = vf_arena_printf(a, "%s%s%s", flags, *flags ? " " : "", f.flags);
     }
-    if (r->method == VF_TRAIN_FULL && given)
-        return vf__errf(err, VF_EUNSUPPORTED,
-                        "full fine-tuning trains 16-bit weights in mixed precision: "
-                        "--weights %s is not modelled (--method qlora trains adapters on a "
-                        "4-bit base)",
-                        w->weights.name);
-    if (given) {
-        r->base = w->weights;
-        return VF_OK;
+    *peak = peak_of(a, m, &x);
+    return *peak == VF_UNKNOWN ? NULL : flags;
+}
+
+/* F-TRAIN-19: each fix of the guide's order that changes this run, with the memory it saves
+ * and the peak it leaves; then the fewest of them, taken in that order, that fit together. */
+static void fixes(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                  const struct run *r, struct vf_estimate *e)
+{
+    char b1[32], b2[32];
+    for (int k = 0; k < N_FIXES; k++) {
+        struct vf_workload x = *w;
+        x.usable_bytes = 0;
+        struct fix f = {NULL, NULL};
+        if (!apply_fix(a, fix_order[k], r, &x, &f))
+            continue;
+        uint64_t y = peak_of(a, m, &x);
+        if (y == VF_UNKNOWN || y >= e->total_bytes)
+            continue;
+        vf_format_bytes(b1, sizeof b1, e->total_bytes - y, VF_FMT_IEC);
+        vf_format_bytes(b2, sizeof b2, y, VF_FMT_IEC);
+        vf__fix(a, e, "%s: saves %s, peak %s%s - %s", f.flags, b1, b2,
+                y <= w->usable_bytes ? " (fits)" : "", f.cost);
     }
-    (void)m;
-    return vf_quant_parse("bf16", &r->base, err);
+    /* together: in order until it fits, then without each one it fits without */
+    int used[N_FIXES], n_used = 0;
+    struct vf_workload x = *w;
+    x.usable_bytes = 0;
+    uint64_t y = e->total_bytes;
+    for (int k = 0; k < N_FIXES && y > w->usable_bytes; k++) {
+        struct run cur;
+        struct vf_workload before = x;
+        struct fix f = {NULL, NULL};
+        if (run_of(a, m, &x, &cur) || !apply_fix(a, fix_order[k], &cur, &x, &f))
+            continue;
+        uint64_t z = peak_of(a, m, &x);
+        if (z == VF_UNKNOWN || z >= y) {
+            x = before;
+            continue;
+        }
+        y = z;
+        used[n_used++] = fix_order[k];
+    }
+    if (n_used < 2)
+        return;
+    if (y > w->usable_bytes) {
+        vf_format_bytes(b2, sizeof b2, y, VF_FMT_IEC);
+        vf__fix(a, e, "even all of these that lower the peak leave %s: a larger card", b2);
+        return;
+    }
+    /* the costliest first: a fix the others make unnecessary is dropped */
+    for (int j = n_used - 1; j >= 0 && n_used > 1; j--) {
+        uint64_t z;
+        const char *flags = together(a, m, w, used, n_used, j, &z);
+        if (flags && z <= w->usable_bytes) {
+            memmove(used + j, used + j + 1, (size_t)(n_used - j - 1) * sizeof used[0]);
+            n_used--;
+        }
+    }
+    const char *flags = together(a, m, w, used, n_used, -1, &y);
+    if (flags) {
+        vf_format_bytes(b2, sizeof b2, y, VF_FMT_IEC);
+        vf__fix(a, e, "together: %s: peak %s (fits)", flags, b2);
+    }
 }
 
 static enum vf_err train_estimate(struct vf_arena *a, const struct vf_model *m,
                                   const struct vf_workload *w, struct vf_estimate *e,
                                   struct vf_error *err)
 {
+    if (m->pipeline) {
+        enum vf_err drc = vf__train_diffusion(a, m, w, e, err);
+        struct run dr;
+        if (!drc && w->usable_bytes && w->usable_bytes != VF_UNKNOWN &&
+            e->total_bytes > w->usable_bytes && !run_of(a, m, w, &dr))
+            fixes(a, m, w, &dr, e);
+        return drc;
+    }
+
     char b1[32];
     struct run r = {0};
     const struct vf_train_opts *t = &w->train;
-
-    r.method = t->method;
-    r.opt = t->optimizer;
-    r.seq = w->ctx_tokens ? w->ctx_tokens : TRAIN_DEFAULT_SEQ;
-    r.batch = t->batch ? t->batch : 1;
-    r.rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
-    r.n = w->gpus ? w->gpus : 1;
-    if (r.seq > VF_MAX_CTX_TOKENS)
-        return vf__errf(err, VF_ERANGE, "a sequence of %llu tokens is over the limit of %llu",
-                        (unsigned long long)r.seq, (unsigned long long)VF_MAX_CTX_TOKENS);
-    if (r.batch > TRAIN_MAX_BATCH)
-        return vf__errf(err, VF_ERANGE, "a micro-batch of %llu is over the limit of %llu",
-                        (unsigned long long)r.batch, (unsigned long long)TRAIN_MAX_BATCH);
-    if (r.rank > TRAIN_MAX_RANK)
-        return vf__errf(err, VF_ERANGE, "LoRA rank %llu is over the limit of %llu",
-                        (unsigned long long)r.rank, (unsigned long long)TRAIN_MAX_RANK);
-    if (r.n > VF_MAX_GPUS)
-        return vf__errf(err, VF_ERANGE, "%u GPUs is over the limit of %d", r.n, VF_MAX_GPUS);
-    if (m->n_layers > VF_MAX_LAYERS)
-        return vf__errf(err, VF_ELIMIT, "'%s': %u layers is over the limit of %d", m->id,
-                        m->n_layers, VF_MAX_LAYERS);
-    if (t->zero == VF_ZERO_AUTO)
-        r.zero = r.n > 1 ? 3 : 0;
-    else
-        r.zero = (unsigned)(t->zero - VF_ZERO_0);
-    enum vf_err rc = base_scheme(m, w, &r, err);
+    enum vf_err rc = resolve(a, m, w, &r, err);
     if (rc)
         return rc;
+    bool full = r.method == VF_TRAIN_FULL, freeze = r.method == VF_TRAIN_FREEZE;
+    bool whole = full || freeze; /* the trained tensors are the model's own */
+    bool pure = r.prec == VF_PREC_PURE_BF16, fp32 = r.prec == VF_PREC_FP32;
 
     e->model = *m;
     e->engine = vf__engine_pytorch.name;
     e->task = VF_TASK_TRAIN;
     e->weights = r.base;
-    e->kv_dtype = VF_DT_BF16;
+    e->kv_dtype = fp32 ? VF_DT_F32 : VF_DT_BF16;
     e->gpus = r.n;
     e->ctx_tokens = r.seq;
     e->users = r.batch;
     e->train = *t;
     e->train.batch = (uint32_t)r.batch;
-    e->train.lora_rank = r.method == VF_TRAIN_FULL ? 0 : (uint32_t)r.rank;
+    e->train.grad_accum = (uint32_t)r.accum;
+    e->train.lora_rank = whole ? 0 : (uint32_t)r.rank;
+    e->train.freeze_layers = freeze ? m->n_layers - r.first : 0;
     e->train.zero = (enum vf_zero)(VF_ZERO_0 + r.zero);
-    bool full = r.method == VF_TRAIN_FULL;
 
     /* One pass over the groups: per-layer tallies, trainable parameters and their states. */
     struct layer_sum sums[VF_MAX_LAYERS];
     uint32_t nl = m->n_layers;
     memset(sums, 0, nl * sizeof sums[0]);
-    uint64_t q_dim = (uint64_t)m->n_heads * m->head_dim;
-    uint64_t kv_dim = (uint64_t)m->n_kv_heads * m->head_dim;
     uint64_t trainable = 0, opt = 0, outside_max = 0, final_norm = 0, dequant = 0;
+    uint64_t trained_bytes = 0; /* the trained tensors at the base storage */
+    uint64_t largest = 0;       /* elements of the largest trained tensor */
     for (size_t i = 0; i < m->n_groups; i++) {
         const struct vf_tgroup *g = &m->groups[i];
         uint64_t gb = vf__quant_group_bytes(m, &r.base, g);
-        if (full) {
-            /* F-TRAIN-01/02: every parameter is trained */
+        uint64_t nt = g->n_tensors ? g->n_tensors : 1;
+        bool in_layer = g->layer >= 0 && (uint32_t)g->layer < nl;
+        if (trains_whole(&r, g)) {
+            /* F-TRAIN-01/02/15: every parameter of the group is trained */
             trainable = vf__sat_add(trainable, g->n_params);
-            opt = vf__sat_add(opt, opt_bytes(r.opt, per_tensor(g), g->n_tensors));
-        } else if (is_lora_target(g->cls) && g->layer >= 0 && g->row_elems) {
+            trained_bytes = vf__sat_add(trained_bytes, gb);
+            if (per_tensor(g) > largest)
+                largest = per_tensor(g);
+            uint64_t rows = d_out(g) ? d_out(g) : 1, cols = g->row_elems ? g->row_elems : 1;
+            if (!g->row_elems)
+                rows = 1, cols = per_tensor(g);
+            opt = vf__sat_add(opt, vf__train_opt_bytes(r.opt, rows, cols, nt, pure));
+        } else if (!whole && is_target(&r, g->cls) && in_layer && g->row_elems) {
             /* F-TRAIN-04: A (r x d_in) and B (d_out x r) per targeted tensor */
-            uint64_t nt = g->n_tensors ? g->n_tensors : 1;
-            uint64_t a_el = vf__sat_mul(r.rank, g->row_elems);
-            uint64_t b_el = vf__sat_mul(r.rank, d_out(g));
+            uint64_t din = g->row_elems, dout = d_out(g);
+            uint64_t narrow = din < dout ? din : dout;
+            if (r.rank > narrow)
+                return vf__errf(err, VF_EINVAL,
+                                "LoRA rank %llu is larger than the width of a targeted module "
+                                "of '%s' (%llu x %llu): a rank of at most %llu, or leave that "
+                                "module out with --lora-targets",
+                                (unsigned long long)r.rank, m->id, (unsigned long long)dout,
+                                (unsigned long long)din, (unsigned long long)narrow);
+            uint64_t a_el = vf__sat_mul(r.rank, din), b_el = vf__sat_mul(r.rank, dout);
             trainable = vf__sat_add(trainable, vf__sat_mul(vf__sat_add(a_el, b_el), nt));
-            opt = vf__sat_add(opt,
-                              vf__sat_add(opt_bytes(r.opt, a_el, nt), opt_bytes(r.opt, b_el, nt)));
+            opt = vf__sat_add(opt, vf__sat_add(vf__train_opt_bytes(r.opt, r.rank, din, nt, pure),
+                                               vf__train_opt_bytes(r.opt, dout, r.rank, nt, pure)));
+            /* F-TRAIN-05: a quantized linear is dequantized to bf16 for its matmul, one at a
+             * time */
+            if (below_16bit(m, &r.base, g) && vf__sat_mul(per_tensor(g), 2) > dequant)
+                dequant = vf__sat_mul(per_tensor(g), 2);
         }
-        /* F-TRAIN-05: a quantized linear is dequantized to bf16 for its matmul, one at a
-         * time */
-        if (!full && is_lora_target(g->cls) && below_16bit(m, &r.base, g) &&
-            vf__sat_mul(per_tensor(g), 2) > dequant)
-            dequant = vf__sat_mul(per_tensor(g), 2);
-        if (g->layer < 0 || (uint32_t)g->layer >= nl) {
+        if (!in_layer) {
             if (gb > outside_max)
                 outside_max = gb;
             if (g->cls == VF_T_NORM && g->row_elems == m->hidden)
-                final_norm = vf__sat_add(final_norm, norm_act(m, g, q_dim, kv_dim));
+                final_norm = vf__sat_add(final_norm, nt);
             continue;
         }
         struct layer_sum *s = &sums[g->layer];
         s->bytes = vf__sat_add(s->bytes, gb);
+        s->params = vf__sat_add(s->params, g->n_params);
         switch (g->cls) {
         case VF_T_NORM:
-            s->norm_act = vf__sat_add(s->norm_act, norm_act(m, g, q_dim, kv_dim));
+            if (g->row_elems == m->hidden)
+                s->hnorms += (uint32_t)nt;
+            else if (nt == 2 && g->row_elems == m->head_dim && m->head_dim)
+                s->qk_norm = true;
+            else
+                s->onorm_w += g->row_elems * nt, s->onorms += (uint32_t)nt;
             break;
         case VF_T_SSM:
             if (g->row_elems)
@@ -390,108 +756,258 @@ static enum vf_err train_estimate(struct vf_arena *a, const struct vf_model *m,
     if (e->weights_bytes == VF_UNKNOWN)
         return vf__errf(err, VF_ERANGE, "'%s': the weight bytes are unknown or overflow", m->id);
 
-    /* F-TRAIN-01/05: model states of the whole model, before sharding */
-    uint64_t weights, grads, master;
-    if (full) {
-        weights = e->weights_bytes;        /* bf16 */
-        grads = vf__sat_mul(trainable, 2); /* bf16 */
-        master = vf__sat_mul(trainable, 4);
+    /* F-TRAIN-01/05/11: bytes per trained parameter of weights, gradients and master copy */
+    struct vf__train_states_in in = {0};
+    in.params = m->params;
+    in.trained = trainable;
+    in.opt_bytes = opt;
+    if (whole) {
+        in.frozen_bytes = e->weights_bytes - trained_bytes;
+        in.w_bytes = fp32 ? 4 : 2;
+        in.g_bytes = fp32 || w->train.accounting == VF_ACCT_DEEPSPEED ? 4 : 2;
+        in.master_bytes = fp32 || pure ? 0 : 4;
     } else {
-        weights = vf__sat_add(e->weights_bytes, vf__sat_mul(trainable, 4)); /* fp32 adapters */
-        grads = vf__sat_mul(trainable, 4);
-        master = 0; /* the fp32 adapters are their own master copy */
+        in.frozen_bytes = e->weights_bytes;
+        in.w_bytes = in.g_bytes = pure ? 2 : 4; /* PEFT keeps adapters in fp32 */
+        in.master_bytes = 0;
     }
+    if (pure && whole && w->train.accounting == VF_ACCT_DEEPSPEED)
+        in.g_bytes = 2;
 
     /* F-TRAIN-03: ZeRO-3 / FSDP gathers one unit (the largest layer, or the largest tensor
-     * outside the layers) in bf16 and, when trained, its unsharded gradients */
+     * outside the layers) in 16 bit and, when trained, its unsharded gradients */
     uint64_t unit = outside_max;
+    bool unit_trained = full;
     for (uint32_t l = 0; l < nl; l++)
-        if (sums[l].bytes > unit)
+        if (sums[l].bytes > unit) {
             unit = sums[l].bytes;
-    uint64_t gathered_w = r.zero >= 3 && r.n > 1 ? unit : 0;
-    uint64_t gathered_g = full ? gathered_w : 0;
+            unit_trained = full || (freeze && l >= r.first);
+        }
+    in.unit_bytes = unit;
+    in.unit_grads = unit_trained;
+    in.stage = r.zero;
+    in.n_gpus = r.n;
+    in.group = r.group;
+    in.offload = r.offload;
+    in.accounting = w->train.accounting;
+    in.zero_init = true;
+    struct vf__train_states st;
+    vf__train_states(&in, &st);
+    /* F-TRAIN-21: with the optimizer step in backward each gradient is applied and freed as
+     * soon as it is complete: one tensor's gradient at a time (torchtune optimizer_in_bwd) */
+    bool in_bwd = t->optimizer_in_bwd && whole && r.offload == VF_OFFLOAD_NONE;
+    if (t->optimizer_in_bwd && !in_bwd)
+        return vf__errf(err, VF_EINVAL,
+                        "--optimizer-in-bwd frees each gradient of a full or freeze fine-tune "
+                        "on the GPU; it does not combine with %s",
+                        whole ? "--offload" : "LoRA (its gradients are already small)");
+    if (in_bwd && r.zero < 2) {
+        uint64_t one = vf__sat_mul(largest, in.g_bytes);
+        if (one < st.grads)
+            st.grads = one;
+    }
 
-    uint64_t w_gpu = vf__sat_add(vf__sat_add(shard(weights, &r, 3), gathered_w), dequant);
-    uint64_t g_gpu = vf__sat_add(shard(grads, &r, 2), gathered_g);
-    uint64_t o_gpu = shard(opt, &r, 1);
-    uint64_t m_gpu = shard(master, &r, 1);
-
+    const char *shard = "";
+    if (r.group > 1 && r.zero > 0)
+        shard = vf_arena_printf(a, ", sharded over %u GPUs (ZeRO-%u)", r.group, r.zero);
+    const char *host_note = r.offload == VF_OFFLOAD_NONE ? "" : ", offloaded to the host";
     const char *wnote;
-    if (full)
-        wnote = vf_arena_printf(a, "%s", r.base.name);
+    if (whole)
+        wnote =
+            vf_arena_printf(a, "%s%s", r.base.name, freeze ? ", frozen but the last layers" : "");
     else
-        wnote = vf_arena_printf(a, "%s base (frozen) + fp32 adapters", r.base.name);
-    wnote = shard_note(a, wnote, &r, 3);
-    if (gathered_w)
+        wnote = vf_arena_printf(a, "%s base (frozen) + %s adapters", r.base.name,
+                                pure ? "bf16" : "fp32");
+    if (r.zero >= 3 && r.group > 1)
+        wnote = vf_arena_printf(a, "%s%s", wnote, shard);
+    if (r.offload == VF_OFFLOAD_PARAMS)
+        wnote = vf_arena_printf(a, "%s, offloaded to the host", wnote);
+    if (st.weights >= in.unit_bytes && in.unit_bytes && in.stage >= 3 &&
+        (r.group > 1 || r.offload == VF_OFFLOAD_PARAMS))
         wnote = vf_arena_printf(a, "%s + 1 gathered layer", wnote);
     if (dequant)
         wnote = vf_arena_printf(a, "%s + bf16 dequantization buffer", wnote);
-    vf__add_component(e, "weights", w_gpu, NULL, wnote);
-    vf__add_component(e, "gradients", g_gpu, NULL,
-                      shard_note(a, full ? "bf16" : "fp32, adapters only", &r, 2));
-    const char *onote = r.opt == VF_OPT_ADAMW8BIT ? "8-bit AdamW: uint8 m and v + fp32 absmax"
-                        : r.opt == VF_OPT_SGD     ? "SGD: fp32 momentum"
-                                                  : "AdamW: fp32 m and v";
-    vf__add_component(e, "optimizer_states", o_gpu, NULL, shard_note(a, onote, &r, 1));
-    vf__add_component(e, "master_weights", m_gpu, NULL,
-                      full ? shard_note(a, "fp32 copy", &r, 1) : "none: adapters are fp32");
+    vf__add_component(e, "weights", vf__sat_add(st.weights, dequant), NULL, wnote);
+    const char *gnote = whole ? (in.g_bytes == 4 ? "fp32" : "bf16")
+                              : (pure ? "bf16, adapters only" : "fp32, adapters only");
+    vf__add_component(
+        e, "gradients", st.grads, NULL,
+        vf_arena_printf(a, "%s%s%s%s", gnote, r.zero >= 2 ? shard : "",
+                        in_bwd && r.zero < 2 ? ", one tensor at a time (step in "
+                                               "backward)"
+                                             : "",
+                        r.offload != VF_OFFLOAD_NONE ? ", fp32 copy on the host" : ""));
+    const char *onote;
+    switch (r.opt) {
+    case VF_OPT_ADAMW8BIT:
+        onote = "8-bit AdamW: uint8 m and v + fp32 absmax";
+        break;
+    case VF_OPT_PAGED_ADAMW8BIT:
+        onote = "paged 8-bit AdamW: uint8 m and v + fp32 absmax";
+        break;
+    case VF_OPT_SGD:
+        onote = pure ? "SGD: bf16 momentum" : "SGD: fp32 momentum";
+        break;
+    case VF_OPT_LION:
+        onote = pure ? "Lion: bf16 momentum" : "Lion: fp32 momentum";
+        break;
+    case VF_OPT_ADAFACTOR:
+        onote = "Adafactor: factored second moment";
+        break;
+    default:
+        onote = pure ? "AdamW: bf16 m and v" : "AdamW: fp32 m and v";
+        break;
+    }
+    vf__add_component(e, "optimizer_states", st.opt, NULL,
+                      vf_arena_printf(a, "%s%s%s", onote, r.zero >= 1 ? shard : "", host_note));
+    const char *mnote =
+        !whole ? (pure ? "none: pure bf16" : "none: adapters are fp32")
+        : fp32 ? "none: the weights are fp32"
+        : pure ? "none: pure bf16"
+               : vf_arena_printf(a, "fp32 copy%s%s", r.zero >= 1 ? shard : "", host_note);
+    vf__add_component(e, "master_weights", st.master, NULL, mnote);
 
-    /* F-TRAIN-06/07: saved activations per token, times the tokens of one micro-batch */
+    /* F-TRAIN-06/07/16/17: saved activations per token, times the tokens of a micro-batch */
     uint64_t tokens = vf__sat_mul(r.seq, r.batch);
     uint64_t per_tok = 0, max_layer = 0;
-    for (uint32_t l = 0; l < nl; l++) {
-        uint64_t x = layer_act(m, l, &sums[l]);
+    uint32_t saving = 0;
+    for (uint32_t l = r.first; l < nl; l++) {
+        uint64_t x = layer_act(m, l, &sums[l], &r);
         per_tok = vf__sat_add(per_tok, x);
         if (x > max_layer)
             max_layer = x;
+        saving++;
     }
-    if (t->grad_checkpointing)
-        per_tok = vf__sat_add(vf__sat_mul((uint64_t)nl, 2 * (uint64_t)m->hidden), max_layer);
-    per_tok = vf__sat_add(per_tok, vf__sat_add(final_norm, 2 * (uint64_t)m->hidden));
+    if (r.gc == VF_GC_FULL) {
+        struct run full_set = r;
+        full_set.gc = VF_GC_NONE;
+        max_layer = 0;
+        for (uint32_t l = r.first; l < nl; l++) {
+            uint64_t x = layer_act(m, l, &sums[l], &full_set);
+            if (x > max_layer)
+                max_layer = x;
+        }
+        per_tok = vf__sat_add(vf__sat_mul((uint64_t)saving, r.u * (uint64_t)m->hidden), max_layer);
+    }
+    uint64_t fnorm = r.liger || r.gc == VF_GC_SELECTIVE ? r.u * (uint64_t)m->hidden + 4
+                                                        : 4 * (uint64_t)m->hidden + 4;
+    per_tok = vf__sat_add(per_tok,
+                          vf__sat_add(vf__sat_mul(final_norm, fnorm), r.u * (uint64_t)m->hidden));
     uint64_t acts = vf__sat_mul(per_tok, tokens);
-    vf__add_component(e, "activations", acts, "backward",
-                      t->grad_checkpointing
-                          ? vf_arena_printf(a, "checkpointed: %u layer inputs + 1 layer", nl)
-                          : vf_arena_printf(a, "%u layers, all saved", nl));
+    const char *anote;
+    if (r.gc == VF_GC_FULL)
+        anote = vf_arena_printf(a, "checkpointed: %u layer inputs + 1 layer", saving);
+    else if (r.gc == VF_GC_SELECTIVE)
+        anote = vf_arena_printf(a, "selective recomputation, %u layers", saving);
+    else
+        anote = vf_arena_printf(a, "%u layers, all saved", saving);
+    if (!r.fa)
+        anote = vf_arena_printf(a, "%s, eager attention (s^2 scores)", anote);
+    vf__add_component(e, "activations", acts, "backward", anote);
 
-    /* F-TRAIN-08: the logits and the cross-entropy in fp32 */
-    uint64_t logits = vf__sat_mul(vf__sat_mul(tokens, m->vocab), TRAIN_LOGIT_BYTES);
-    vf__add_component(e, "logits", logits, "backward",
-                      vf_arena_printf(a, "%llu tokens x %llu vocab, fp32 cross-entropy",
-                                      (unsigned long long)tokens, (unsigned long long)m->vocab));
+    /* F-TRAIN-08/18: the logits and the cross-entropy */
+    uint64_t logits;
+    const char *lnote;
+    if (r.liger) {
+        /* Liger's fused linear cross-entropy: chunks of next_pow2(ceil(BT / ceil(V / h)))
+         * tokens, their u-byte logits turned into gradients in place, + the u-byte gradient
+         * of the final hidden states */
+        uint64_t inc = m->hidden ? vf__div_ceil(m->vocab, m->hidden) : 1;
+        uint64_t chunk = vf__div_ceil(tokens, inc ? inc : 1), p2 = 1;
+        while (p2 < chunk && p2 < VF_MAX_CTX_TOKENS)
+            p2 <<= 1;
+        if (p2 > tokens)
+            p2 = tokens;
+        logits = vf__sat_add(vf__sat_mul(vf__sat_mul(p2, m->vocab), r.u),
+                             vf__sat_mul(tokens, r.u * (uint64_t)m->hidden));
+        lnote = vf_arena_printf(a, "Liger fused cross-entropy, chunks of %llu tokens",
+                                (unsigned long long)p2);
+    } else if (r.ce_chunks) {
+        /* the 16-bit logits whole + one chunk's fp32 cross-entropy at a time */
+        uint64_t tv = vf__sat_mul(tokens, m->vocab);
+        logits = vf__sat_add(vf__sat_mul(tv, r.u),
+                             vf__div_ceil(vf__sat_mul(tv, TRAIN_LOGIT_BYTES), r.ce_chunks));
+        lnote =
+            vf_arena_printf(a, "%llu tokens x %llu vocab, chunked cross-entropy (%u chunks)",
+                            (unsigned long long)tokens, (unsigned long long)m->vocab, r.ce_chunks);
+    } else {
+        logits = vf__sat_mul(vf__sat_mul(tokens, m->vocab), TRAIN_LOGIT_BYTES);
+        lnote = vf_arena_printf(a, "%llu tokens x %llu vocab, fp32 cross-entropy",
+                                (unsigned long long)tokens, (unsigned long long)m->vocab);
+    }
+    vf__add_component(e, "logits", logits, "backward", lnote);
 
     /* F-TRAIN-09: CUDA context, cuBLAS workspaces and allocator slack */
-    uint64_t slack = vf__sat_add(acts, logits);
-    slack = slack == VF_UNKNOWN ? VF_UNKNOWN : slack / 100 * TRAIN_SLACK_PCT;
-    uint64_t overhead = vf__sat_add(TRAIN_CONTEXT_BYTES + TRAIN_CUBLAS_BYTES, slack);
-    vf__add_component(e, "runtime_overhead", overhead, NULL,
+    vf__add_component(e, "runtime_overhead", vf__train_overhead(vf__sat_add(acts, logits)), NULL,
                       "CUDA context, cuBLAS, allocator slack");
+
+    /* F-TRAIN-13: what offload moves to the host, per node */
+    const char *hnames[4] = {"weights", "gradients", "optimizer_states", "master_weights"};
+    uint64_t hbytes[4] = {st.host_weights, st.host_grads, st.host_opt, st.host_master};
+    uint64_t hsum = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!hbytes[i])
+            continue;
+        struct vf_component *c = vf__add_component(e, hnames[i], hbytes[i], NULL,
+                                                   i == 1 ? "fp32, for the CPU optimizer step"
+                                                          : "offloaded, this node's share");
+        if (c)
+            c->device = VF_DEV_HOST;
+        hsum = vf__sat_add(hsum, hbytes[i]);
+    }
+    if (st.host > hsum) {
+        struct vf_component *c =
+            vf__add_component(e, "runtime_overhead", st.host - hsum, NULL,
+                              r.offload == VF_OFFLOAD_NONE
+                                  ? "DeepSpeed estimator: host RAM to load the model (x1.5 buffer)"
+                                  : "DeepSpeed estimator: x1.5 buffer and per-rank copies");
+        if (c)
+            c->device = VF_DEV_HOST;
+    }
 
     /* assumptions, each with its formula and source */
     vf__assume(a, e,
                "engine pytorch: one training step of PyTorch 2.x eager (HF transformers + "
                "PEFT; DeepSpeed/FSDP on several GPUs), peak at the start of backward: model "
                "states + saved activations + logits + overhead (F-TRAIN-01..10)");
-    if (full)
+    if (whole) {
+        const char *prec = fp32   ? "fp32 weights, gradients and optimizer states, no master copy "
+                                    "(16 B/param with AdamW)"
+                           : pure ? "pure bf16: bf16 weights, gradients and optimizer states, "
+                                    "no fp32 master copy (8 B/param with AdamW; LLaMA-Factory "
+                                    "pure_bf16, torchtune)"
+                           : w->train.accounting == VF_ACCT_DEEPSPEED
+                               ? "bf16 mixed precision in DeepSpeed's accounting: bf16 weights, "
+                                 "fp32 gradients, fp32 master copy + optimizer (18 B/param with "
+                                 "AdamW)"
+                               : "bf16 mixed precision: bf16 weights and gradients + fp32 master "
+                                 "copy + optimizer (ZeRO paper accounting, 16 B/param with "
+                                 "AdamW)";
+        if (freeze)
+            vf__assume(a, e,
+                       "freeze tuning: the last %u of %u layers trained (%llu params), the rest "
+                       "frozen in %s; layers below the first trained one save no activations "
+                       "(LLaMA-Factory freeze_trainable_layers; F-TRAIN-15); %s (F-TRAIN-01/11)",
+                       nl - r.first, nl, (unsigned long long)trainable, r.base.name, prec);
+        else
+            vf__assume(a, e, "full fine-tune: every parameter trained; %s (F-TRAIN-01/11)", prec);
+    } else {
+        const char *tl = r.targets == all_linear() || !t->lora_targets
+                             ? "q,k,v,o,gate,up,down of every layer (PEFT all-linear; MoE: every "
+                               "expert and shared expert, not the router)"
+                             : vf_arena_printf(a, "%s of every layer", t->lora_targets);
         vf__assume(a, e,
-                   "full fine-tune: every parameter trained in bf16 mixed precision: bf16 "
-                   "weights and gradients + fp32 master copy + optimizer (ZeRO paper "
-                   "accounting, 16 B/param with AdamW; F-TRAIN-01)");
-    else
-        vf__assume(a, e,
-                   "%s r=%llu on q,k,v,o,gate,up,down of every layer (PEFT all-linear; MoE: "
-                   "every expert and shared expert, not the router): %llu trainable params, "
-                   "fp32 adapters (PEFT autocast_adapter_dtype) with fp32 gradients "
-                   "(F-TRAIN-04)",
-                   r.method == VF_TRAIN_QLORA ? "QLoRA" : "LoRA", (unsigned long long)r.rank,
-                   (unsigned long long)trainable);
-    if (!full)
+                   "%s r=%llu on %s: %llu trainable params, %s adapters with %s gradients "
+                   "(PEFT autocast_adapter_dtype; F-TRAIN-04)",
+                   r.method == VF_TRAIN_QLORA ? "QLoRA" : "LoRA", (unsigned long long)r.rank, tl,
+                   (unsigned long long)trainable, pure ? "bf16" : "fp32", pure ? "bf16" : "fp32");
         vf__assume(a, e,
                    "base weights frozen in %s, no gradients or optimizer states%s (F-TRAIN-05)",
                    r.base.name,
                    dequant ? "; one linear at a time dequantized to bf16 for its matmul "
                              "(bitsandbytes/torchao NF4)"
                            : "");
+    }
     if (r.method == VF_TRAIN_QLORA && w->weights.kind == VF_QK_NATIVE)
         vf__assume(a, e,
                    "NF4: bitsandbytes 4-bit, block 64, double-quantized absmax; embeddings, "
@@ -500,73 +1016,139 @@ static enum vf_err train_estimate(struct vf_arena *a, const struct vf_model *m,
         w->weights.kind == VF_QK_NATIVE && r.method != VF_TRAIN_QLORA)
         vf__assume(a, e, "'%s' ships as %s: trained from a bf16 copy of its weights", m->id,
                    m->native.name);
-    if (r.opt == VF_OPT_ADAMW8BIT)
+    switch (r.opt) {
+    case VF_OPT_ADAMW8BIT:
+    case VF_OPT_PAGED_ADAMW8BIT:
         vf__assume(a, e,
-                   "8-bit AdamW (bitsandbytes): uint8 m and v + one fp32 absmax each per "
-                   "block of %d (2.03 B/param); tensors under %d elements keep fp32 states "
+                   "%s8-bit AdamW (bitsandbytes): uint8 m and v + one fp32 absmax each per "
+                   "block of %d (2.03 B/param); tensors under %d elements keep fp32 states%s "
                    "(F-TRAIN-02)",
-                   BNB_OPT_BLOCK, BNB_MIN_8BIT);
-    else if (r.opt == VF_OPT_SGD)
-        vf__assume(a, e, "SGD with momentum: one fp32 momentum buffer, 4 B/param (F-TRAIN-02)");
-    else
+                   r.opt == VF_OPT_PAGED_ADAMW8BIT ? "paged " : "", BNB_OPT_BLOCK, BNB_MIN_8BIT,
+                   r.opt == VF_OPT_PAGED_ADAMW8BIT
+                       ? "; paged: the states sit in CUDA unified memory and spill to host RAM "
+                         "when the GPU runs out, so a spike slows the step instead of failing it"
+                       : "");
+        break;
+    case VF_OPT_SGD:
+        vf__assume(a, e, "SGD with momentum: one momentum buffer, %d B/param (F-TRAIN-02)",
+                   pure ? 2 : 4);
+        break;
+    case VF_OPT_LION:
+        vf__assume(a, e, "Lion: one momentum buffer, %d B/param (Chen et al. 2023; F-TRAIN-14)",
+                   pure ? 2 : 4);
+        break;
+    case VF_OPT_ADAFACTOR:
         vf__assume(a, e,
-                   "AdamW: fp32 m and v, 8 B/param; fused or multi-tensor kernels with no "
+                   "Adafactor: factored second moment, a row and a column vector per matrix "
+                   "(the whole moment for vectors), no first moment (beta1 = None, the "
+                   "transformers default; F-TRAIN-14)");
+        break;
+    default:
+        vf__assume(a, e,
+                   "AdamW: %s m and v, %d B/param; fused or multi-tensor kernels with no "
                    "per-step copies (torch's foreach AdamW adds up to the fp32 parameters' "
-                   "size at the step) (F-TRAIN-02)");
+                   "size at the step) (F-TRAIN-02)",
+                   pure ? "bf16" : "fp32", pure ? 4 : 8);
+        break;
+    }
     if (!w->ctx_tokens)
         vf__assume(a, e, "sequence %d tokens per sample: the default (--seq to change)",
                    TRAIN_DEFAULT_SEQ);
     vf__assume(a, e,
-               "micro-batch %llu per GPU%s: %llu tokens per step; gradient accumulation adds "
-               "no memory (the gradients are already counted)",
+               "micro-batch %llu per GPU%s x %llu accumulation steps x %u GPUs = effective "
+               "batch %llu; %llu tokens per micro-step; gradient accumulation adds no memory "
+               "(the gradients are already counted)",
                (unsigned long long)r.batch, t->batch ? "" : " (the default; --batch)",
+               (unsigned long long)r.accum, r.n, (unsigned long long)(r.batch * r.accum * r.n),
                (unsigned long long)tokens);
-    if (t->grad_checkpointing)
+    if (r.gc == VF_GC_FULL)
         vf__assume(a, e,
-                   "gradient checkpointing: each layer keeps its bf16 input, one layer is "
+                   "gradient checkpointing: each layer keeps its input, one layer is "
                    "recomputed at a time (Korthikanti et al. 2022 full recomputation; "
                    "F-TRAIN-07)");
+    else if (r.gc == VF_GC_SELECTIVE)
+        vf__assume(a, e,
+                   "selective recomputation: the matmul outputs are kept, norms, activation "
+                   "functions and attention scores are recomputed (torchtitan's op policy, "
+                   "Korthikanti et al. 2022 selective; F-TRAIN-17)");
     else
         vf__assume(a, e,
                    "no gradient checkpointing: every layer keeps its activations until "
                    "backward (--grad-checkpointing recomputes them; F-TRAIN-06)");
     vf__assume(a, e,
-               "activations: FlashAttention (no s^2 scores; fp32 log-sum-exp), no dropout, "
-               "RMSNorm inputs kept in fp32 as HF's eager RMSNorm does; %s per token over "
-               "%u layers (Korthikanti et al. 2022 adapted to GQA/SwiGLU/RMSNorm; F-TRAIN-06)",
-               vf_format_bytes(b1, sizeof b1, per_tok, VF_FMT_IEC), nl);
-    vf__assume(a, e,
-               "logits: upcast to fp32 for cross-entropy, %d B per token x vocab at its "
-               "backward; chunked or fused cross-entropy (torchtune, Liger, Unsloth) needs "
-               "far less (F-TRAIN-08)",
-               TRAIN_LOGIT_BYTES);
-    if (r.n <= 1)
+               "activations in %s: %s, no dropout, %s; %s per token over %u layers "
+               "(Korthikanti et al. 2022 adapted to GQA/SwiGLU/RMSNorm; F-TRAIN-06)",
+               fp32 ? "fp32" : "16 bit",
+               r.fa ? "FlashAttention (no s^2 scores; fp32 log-sum-exp)"
+                    : "eager attention: fp32 softmax and the probabilities saved, s^2 per head "
+                      "(F-TRAIN-16)",
+               r.liger ? "Liger's fused RMSNorm and SwiGLU"
+                       : "RMSNorm inputs kept in fp32 as HF's "
+                         "eager RMSNorm does",
+               vf_format_bytes(b1, sizeof b1, per_tok, VF_FMT_IEC), saving);
+    if (r.liger)
+        vf__assume(a, e,
+                   "Liger kernels (use_liger_kernel=True): fused linear cross-entropy never "
+                   "holds the whole logits (F-TRAIN-18)");
+    else if (r.ce_chunks)
+        vf__assume(a, e,
+                   "chunked cross-entropy (torchtune CEWithChunkedOutputLoss): the 16-bit "
+                   "logits whole + one chunk of %u upcast to fp32 at a time (F-TRAIN-18)",
+                   r.ce_chunks);
+    else
+        vf__assume(a, e,
+                   "logits: upcast to fp32 for cross-entropy, %d B per token x vocab at its "
+                   "backward; chunked or fused cross-entropy (--chunked-ce, --liger) needs far "
+                   "less (F-TRAIN-08)",
+                   TRAIN_LOGIT_BYTES);
+    if (r.n <= 1 && r.offload == VF_OFFLOAD_NONE)
         vf__assume(a, e, "1 GPU: no sharding, no NCCL buffers");
     else if (r.zero == 0)
         vf__assume(a, e,
-                   "data parallel over %u GPUs (DDP, ZeRO-0): every GPU holds all model "
-                   "states (F-TRAIN-03)",
+                   "data parallel over %u GPUs (DDP, ZeRO-0 / FSDP no_shard): every GPU holds "
+                   "all model states (F-TRAIN-03)",
                    r.n);
     else
+        vf__assume(
+            a, e,
+            "%u GPU%s, ZeRO-%u%s: %s divided by %u%s (ZeRO paper)%s; NCCL buffers not "
+            "counted (F-TRAIN-03)",
+            r.n, r.n > 1 ? "s" : "", r.zero,
+            t->fsdp != VF_FSDP_NONE ? vf_arena_printf(a, " (FSDP %s)", vf_fsdp_name(t->fsdp))
+            : r.zero == 3           ? " / FSDP full_shard"
+            : r.zero == 2           ? " / FSDP shard_grad_op"
+                                    : "",
+            r.zero == 1   ? "optimizer states and master copy"
+            : r.zero == 2 ? "optimizer states, master copy and gradients"
+                          : "weights, gradients, optimizer states and master copy",
+            r.group > 1 ? r.group : 1,
+            r.group != r.n ? vf_arena_printf(a, " (hybrid: within a node of %u)", r.group) : "",
+            r.zero == 3 ? " + the largest layer gathered (DeepSpeed largest_layer_memory)" : "");
+    if (r.offload != VF_OFFLOAD_NONE)
         vf__assume(a, e,
-                   "data parallel over %u GPUs, ZeRO-%u%s: %s divided by %u (ZeRO paper)%s; "
-                   "NCCL buffers not counted (F-TRAIN-03)",
-                   r.n, r.zero, r.zero == 3 ? " / FSDP full shard" : "",
-                   r.zero == 1   ? "optimizer states and master copy"
-                   : r.zero == 2 ? "optimizer states, master copy and gradients"
-                                 : "weights, gradients, optimizer states and master copy",
-                   r.n,
-                   r.zero == 3 ? " + the largest layer gathered (DeepSpeed largest_layer_memory)"
-                               : "");
+                   "offload %s: the fp32 master copy, fp32 gradients and optimizer states%s in "
+                   "host RAM, the optimizer step on the CPU (DeepSpeed ZeRO-Offload); host "
+                   "figures per node of %u GPUs (F-TRAIN-13)",
+                   vf_offload_name(r.offload),
+                   r.offload == VF_OFFLOAD_PARAMS ? " and the 16-bit weights" : "",
+                   r.n < TRAIN_GPUS_PER_NODE ? r.n : TRAIN_GPUS_PER_NODE);
+    if (w->train.accounting == VF_ACCT_DEEPSPEED)
+        vf__assume(a, e,
+                   "DeepSpeed accounting: its estimator's formulas (docs memory.rst, "
+                   "estimate_zero2/3_model_states_mem_needs): fp32 gradients, ZeRO-2 keeps the "
+                   "16-bit gradients whole, host RAM x1.5 buffer, zero.Init under ZeRO-3 "
+                   "(F-TRAIN-12)");
     vf__assume(a, e,
                "runtime overhead: CUDA context ~400 MiB with lazy loading (pytorch#109888) + "
                "cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
-               "allocator slack (Megatron-LM overhead_factor; F-TRAIN-09); no CPU offload",
+               "allocator slack (Megatron-LM overhead_factor; F-TRAIN-09)",
                TRAIN_SLACK_PCT);
 
     /* F-TRAIN-10: the peak of one GPU is the sum of its components */
     e->total_bytes = vf__gpu_total(e, 0);
-    e->host_bytes = 0;
+    e->host_bytes = st.host;
+    if (w->usable_bytes && w->usable_bytes != VF_UNKNOWN && e->total_bytes > w->usable_bytes)
+        fixes(a, m, w, &r, e);
     return VF_OK;
 }
 

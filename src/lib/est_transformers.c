@@ -83,8 +83,10 @@ struct tf_result {
 };
 
 /* device_map="auto" splits by whole decoder layers: at most one GPU per layer. */
-static bool tf_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool tf_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                         const char **why)
 {
+    (void)w;
     *why = NULL;
     if (n <= 1)
         return true;
@@ -164,7 +166,7 @@ static enum vf_err resolve(const struct vf_model *m, const struct vf_workload *w
                         "--device-map auto splits its layers over %u GPUs",
                         r->n);
     const char *why;
-    if (!tf_can_split(m, r->n, &why))
+    if (!tf_can_split(m, w, r->n, &why))
         return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, r->n,
                         why);
 

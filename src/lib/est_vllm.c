@@ -71,8 +71,10 @@ static const struct vf_engine_flag vllm_flags[] = {
  * (vLLM asserts num_heads % tp == 0); KV heads that do not divide are replicated when tp is a
  * multiple of them (QKVParallelLinear), so tp must divide them or be a multiple of them. MLA
  * caches a latent every rank keeps whole. */
-static bool vllm_can_split(const struct vf_model *m, uint32_t n, const char **why)
+static bool vllm_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                           const char **why)
 {
+    (void)w;
     *why = NULL;
     if (n <= 1)
         return true;
@@ -459,7 +461,7 @@ static void add_fixes(struct vf_arena *a, struct vf_estimate *e, const struct vf
     /* two cards */
     if (c->tp == 1 && short_kv) {
         const char *why;
-        if (vllm_can_split(m, 2, &why)) {
+        if (vllm_can_split(m, NULL, 2, &why)) {
             struct vcfg c2 = *c;
             struct vres r2;
             c2.tp = 2;
@@ -499,7 +501,7 @@ static enum vf_err vllm_estimate(struct vf_arena *a, const struct vf_model *m,
         return vf__errf(err, VF_ERANGE, "context %llu is over the limit of %llu",
                         (unsigned long long)c.max_len, (unsigned long long)VF_MAX_CTX_TOKENS);
     const char *why;
-    if (!vllm_can_split(m, c.tp, &why))
+    if (!vllm_can_split(m, w, c.tp, &why))
         return vf__errf(err, VF_EUNSUPPORTED,
                         "cannot split '%s' over %u GPUs: %s (%u heads, %u KV heads)", m->id, c.tp,
                         why, m->n_heads, m->n_kv_heads);

@@ -208,9 +208,9 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         "'%s' is a language model: --task %s needs an image or video pipeline "
                         "(flux1-dev, wan2.2-t2v-a14b, ...)",
                         m->id, vf_task_name(w->task));
-    if (!llm && !gen)
+    if (!llm && !gen && w->task != VF_TASK_TRAIN)
         return vf__errf(err, VF_EINVAL,
-                        "'%s' is an image/video pipeline: use --task image or --task video", m->id);
+                        "'%s' is an image/video pipeline: use --task image, video or train", m->id);
     /* engines refuse a context past the model's maximum unless told to (vLLM's
      * VLLM_ALLOW_LONG_MAX_MODEL_LEN, llama.cpp's rope scaling flags) */
     if (w->task == VF_TASK_INFER && !w->force && m->max_ctx_tokens &&

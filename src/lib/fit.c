@@ -63,10 +63,10 @@ static bool fits_with(uint64_t v, void *ud)
         w.ctx_tokens = v;
     else if (k->kind == KNOB_USERS)
         w.users = v;
-    else if (w.task == VF_TASK_TRAIN)
+    else if (w.task == VF_TASK_TRAIN && !k->m->pipeline)
         w.train.batch = (uint32_t)v;
     else
-        w.diffusion.batch = (uint32_t)v;
+        w.train.batch = w.diffusion.batch = (uint32_t)v;
     struct vf_estimate e;
     if (vf_estimate(k->a, k->m, &w, &e, NULL))
         return false;
@@ -89,7 +89,7 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     if (!eng)
         return err ? err->code : VF_EINVAL;
     const char *why = NULL;
-    if (!eng->can_split(m, out->count, &why)) {
+    if (!eng->can_split(m, w, out->count, &why)) {
         out->why_not = why;
         out->fits = false;
         out->headroom_bytes = 0;
@@ -111,9 +111,11 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
         return VF_OK;
 
     /* F-FIT-01: image/video: the largest batch; nothing else is a simple knob */
-    if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO) {
+    if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO ||
+        (w->task == VF_TASK_TRAIN && m->pipeline)) {
         k.kind = KNOB_BATCH;
-        out->max_batch = gallop(1, e.diffusion.batch ? e.diffusion.batch : 1, 4096, fits_with, &k);
+        uint64_t b0 = e.diffusion.batch ? e.diffusion.batch : 1;
+        out->max_batch = gallop(1, b0, 4096, fits_with, &k);
         return VF_OK;
     }
 

@@ -151,16 +151,39 @@ static json_t *estimate_json(const struct vf_estimate *e)
     }
     if (e->task == VF_TASK_TRAIN) {
         json_t *t = json_object();
-        json_object_set_new(t, "method", json_string(vf_train_method_name(e->train.method)));
-        json_object_set_new(t, "optimizer", json_string(vf_optimizer_name(e->train.optimizer)));
+        const struct vf_train_opts *tr = &e->train;
+        json_object_set_new(t, "method", json_string(vf_train_method_name(tr->method)));
+        json_object_set_new(t, "optimizer", json_string(vf_optimizer_name(tr->optimizer)));
+        json_object_set_new(t, "precision", json_string(vf_precision_name(tr->precision)));
         json_object_set_new(t, "trainable_params", vf__json_bytes(e->trainable_params));
-        json_object_set_new(t, "lora_rank", json_integer(e->train.lora_rank));
-        json_object_set_new(t, "batch", json_integer(e->train.batch));
+        json_object_set_new(t, "lora_rank", json_integer(tr->lora_rank));
+        json_object_set_new(t, "lora_targets",
+                            tr->lora_rank
+                                ? json_string(tr->lora_targets ? tr->lora_targets : "all-linear")
+                                : json_null());
+        json_object_set_new(t, "freeze_layers", json_integer(tr->freeze_layers));
+        json_object_set_new(t, "batch", json_integer(tr->batch));
+        json_object_set_new(t, "grad_accum", json_integer(tr->grad_accum ? tr->grad_accum : 1));
+        json_object_set_new(
+            t, "effective_batch",
+            json_integer((json_int_t)tr->batch * (tr->grad_accum ? tr->grad_accum : 1) *
+                         (e->gpus ? e->gpus : 1)));
         json_object_set_new(t, "seq_tokens", vf__json_bytes(e->ctx_tokens));
-        json_object_set_new(t, "grad_checkpointing", json_boolean(e->train.grad_checkpointing));
+        json_object_set_new(t, "grad_checkpointing",
+                            json_string(vf_grad_ckpt_name(tr->grad_checkpointing)));
+        json_object_set_new(t, "flash_attn", json_boolean(!tr->no_flash_attn));
+        json_object_set_new(t, "liger", json_boolean(tr->liger));
+        json_object_set_new(t, "ce_chunks", json_integer(tr->liger ? 0 : tr->ce_chunks));
         json_object_set_new(t, "zero_stage",
-                            e->train.zero == VF_ZERO_AUTO ? json_null()
-                                                          : json_integer((int)e->train.zero - 1));
+                            tr->zero == VF_ZERO_AUTO ? json_null()
+                                                     : json_integer((int)tr->zero - 1));
+        json_object_set_new(t, "fsdp",
+                            tr->fsdp == VF_FSDP_NONE ? json_null()
+                                                     : json_string(vf_fsdp_name(tr->fsdp)));
+        json_object_set_new(t, "offload", json_string(vf_offload_name(tr->offload)));
+        json_object_set_new(t, "accounting", json_string(vf_accounting_name(tr->accounting)));
+        json_object_set_new(t, "cache_latents", json_boolean(tr->cache_latents));
+        json_object_set_new(t, "cache_text_embeddings", json_boolean(tr->cache_text));
         json_object_set_new(o, "train", t);
     }
     if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO) {

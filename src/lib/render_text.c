@@ -129,11 +129,22 @@ static void headline(struct sb *s, const struct vf_estimate *e, const char *dot)
     if (m->params_active && m->params_active != m->params && m->params_active != VF_UNKNOWN)
         sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
     sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
-    if (e->task == VF_TASK_TRAIN)
-        sb_printf(s, " %s %s fine-tune, %s, seq %llu x batch %u", dot,
-                  vf_train_method_name(e->train.method), vf_optimizer_name(e->train.optimizer),
-                  (unsigned long long)e->ctx_tokens, e->train.batch);
-    else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+    if (e->task == VF_TASK_TRAIN) {
+        const struct vf_train_opts *t = &e->train;
+        sb_printf(s, " %s %s fine-tune, %s", dot, vf_train_method_name(t->method),
+                  vf_optimizer_name(t->optimizer));
+        if (t->precision != VF_PREC_BF16)
+            sb_printf(s, ", %s", vf_precision_name(t->precision));
+        if (m->pipeline)
+            sb_printf(s, ", %ux%u", e->diffusion.width, e->diffusion.height);
+        else
+            sb_printf(s, ", seq %llu", (unsigned long long)e->ctx_tokens);
+        sb_printf(s, " x batch %u", t->batch);
+        if (e->gpus > 1 || t->offload != VF_OFFLOAD_NONE)
+            sb_printf(s, ", ZeRO-%d", (int)t->zero - 1);
+        if (t->offload != VF_OFFLOAD_NONE)
+            sb_printf(s, " + %s offload", vf_offload_name(t->offload));
+    } else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
         sb_printf(s, " %s %ux%u", dot, e->diffusion.width, e->diffusion.height);
     if (e->task == VF_TASK_VIDEO)
         sb_printf(s, " x %u frames", e->diffusion.frames);
@@ -193,8 +204,14 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
     uint64_t scale = e->total_bytes;
     if (fit && fit->usable_bytes > scale)
         scale = fit->usable_bytes;
+    /* the GPU's components, then those in host RAM (offload, llama.cpp's CPU layers) */
+    size_t n_host = 0;
     for (size_t i = 0; i < e->n_components; i++) {
         const struct vf_component *c = &e->components[i];
+        if (c->device == VF_DEV_HOST) {
+            n_host++;
+            continue;
+        }
         sb_printf(&s, "  %-17s %11s  ", label(c->name),
                   vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
         bar(&s, c->bytes, scale, ascii);
@@ -209,6 +226,21 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
         sb_printf(&s, "  of %s usable",
                   vf_format_bytes(b2, sizeof b2, fit->usable_bytes, VF_FMT_IEC));
     sb_printf(&s, "\n");
+    if (n_host) {
+        uint64_t hs = e->host_bytes ? e->host_bytes : 1;
+        sb_printf(&s, "\n  host RAM\n");
+        for (size_t i = 0; i < e->n_components; i++) {
+            const struct vf_component *c = &e->components[i];
+            if (c->device != VF_DEV_HOST)
+                continue;
+            sb_printf(&s, "  %-17s %11s  ", label(c->name),
+                      vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
+            bar(&s, c->bytes, hs, ascii);
+            sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
+        }
+        sb_printf(&s, "  %-17s %11s\n", "total host",
+                  vf_format_bytes(b1, sizeof b1, e->host_bytes, VF_FMT_IEC));
+    }
 
     if (fit) {
         sb_printf(&s, "\n");
@@ -240,7 +272,7 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
             else
                 sb_printf(&s, "  not even 1 user fits at %s tokens\n",
                           vf_format_tokens(b3, sizeof b3, e->ctx_tokens));
-        } else if (!fit->why_not && e->task == VF_TASK_TRAIN) {
+        } else if (!fit->why_not && e->task == VF_TASK_TRAIN && !e->model.pipeline) {
             if (fit->max_ctx_tokens)
                 sb_printf(&s, "  longest sequence at batch %u: %llu tokens (--seq %llu)\n",
                           e->train.batch, (unsigned long long)fit->max_ctx_tokens,
@@ -447,6 +479,15 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                       e->task == VF_TASK_TRAIN ? "--seq" : "--ctx",
                       (unsigned long long)r->fit.max_ctx_tokens);
             n_fix++;
+        }
+        /* training: the first single fix of the estimator's ladder that fits (F-TRAIN-19) */
+        for (size_t k = 0; n_fix >= 0 && e->task == VF_TASK_TRAIN && k < r->est.n_fixes; k++) {
+            const char *fx = r->est.fixes[k], *colon = strchr(fx, ':');
+            if (colon && strstr(fx, "(fits)") && strncmp(fx, "together", 8)) {
+                sb_printf(&s, "%s%.*s", n_fix ? ", or " : lead, (int)(colon - fx), fx);
+                n_fix++;
+                break;
+            }
         }
         if (n_fix >= 0 && e->task == VF_TASK_INFER && e->users > 1 && r->fit.max_users) {
             sb_printf(&s, "%s--users %llu", n_fix ? ", or " : lead,

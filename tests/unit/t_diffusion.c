@@ -210,8 +210,8 @@ static void split_and_batch(void **state)
     const struct vf_engine *eng = vf_engine_find("comfyui");
     assert_non_null(eng);
     const char *why = NULL;
-    assert_true(eng->can_split(&m, 1, &why));
-    assert_false(eng->can_split(&m, 2, &why));
+    assert_true(eng->can_split(&m, NULL, 1, &why));
+    assert_false(eng->can_split(&m, NULL, 2, &why));
     assert_string_equal(why, "ComfyUI runs a diffusion model on one GPU");
 
     struct vf_workload w = image();

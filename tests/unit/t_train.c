@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "est_train.h"
 #include "internal.h"
 
 /* weights + gradients + optimizer states + master copy on one GPU */
@@ -308,14 +309,375 @@ static void defaults_and_errors(void **state)
     assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_ERANGE);
 }
 
+/*
+ * F-TRAIN-12: DeepSpeed's estimator (docs memory.rst; estimate_zero2/3_model_states_mem_needs)
+ * for t5-3b on 1 node of 8 GPUs, largest layer 32M params, as shared/reference prints it
+ * (GB = GiB, two decimals): ZeRO-2 5.31 / 127.48 (offload), 15.93 / 127.48 (none);
+ * ZeRO-3 0.12 / 71.71 (offload params, zero.Init), 0.12 / 127.48 (no zero.Init), 6.09 GPU
+ * (no offload). Any P in [2,851,580,000, 2,851,670,000] reproduces all six printed figures;
+ * P = 2,851,620,000 here. Per GPU, mixed precision with fp32 gradients (w 2, g 4, master 4,
+ * AdamW 8 B/param):
+ *   ZeRO-2, none: 2P + (2P + 4P/8) + 4P/8 + 8P/8 = 6P = 17,109,720,000 (15.93 GiB);
+ *     host at init 4 x 8 x P x 1.5 = 48P = 136,877,760,000 (127.48 GiB);
+ *   ZeRO-2, offload optimizer: 2P = 5,703,240,000 (5.31); host max(4 x 8, 16) P x 1.5 = 48P;
+ *   ZeRO-3, none: 18P/8 + 4 x 32M = 6,416,145,000 + 128,000,000 = 6,544,145,000 (6.09);
+ *   ZeRO-3, offload params (zero.Init): 4 x 32M = 128,000,000 (0.12); host 18P x 1.5 = 27P =
+ *     76,993,740,000 (71.71); without zero.Init max(32P, 18P) x 1.5 = 48P (127.48).
+ */
+static void deepspeed_estimator(void **state)
+{
+    (void)state;
+    const uint64_t P = 2851620000ULL;
+    struct vf__train_states_in in = {.params = P,
+                                     .trained = P,
+                                     .opt_bytes = 8 * P,
+                                     .w_bytes = 2,
+                                     .g_bytes = 4,
+                                     .master_bytes = 4,
+                                     .unit_bytes = 2 * 32000000ULL,
+                                     .unit_grads = true,
+                                     .stage = 2,
+                                     .n_gpus = 8,
+                                     .group = 8,
+                                     .accounting = VF_ACCT_DEEPSPEED,
+                                     .zero_init = true};
+    struct vf__train_states st;
+    vf__train_states(&in, &st);
+    assert_u64(st.weights + st.grads + st.opt + st.master, 17109720000ULL);
+    assert_u64(st.host, 136877760000ULL);
+    in.offload = VF_OFFLOAD_OPTIMIZER;
+    vf__train_states(&in, &st);
+    assert_u64(st.weights + st.grads + st.opt + st.master, 5703240000ULL);
+    assert_u64(st.host, 136877760000ULL);
+    in.offload = VF_OFFLOAD_NONE;
+    in.stage = 3;
+    vf__train_states(&in, &st);
+    assert_u64(st.weights + st.grads + st.opt + st.master, 6544145000ULL);
+    in.offload = VF_OFFLOAD_PARAMS;
+    vf__train_states(&in, &st);
+    assert_u64(st.weights + st.grads + st.opt + st.master, 128000000ULL);
+    assert_u64(st.host, 76993740000ULL);
+    in.zero_init = false;
+    vf__train_states(&in, &st);
+    assert_u64(st.host, 136877760000ULL);
+    /* the same run in the ZeRO paper's accounting (F-TRAIN-13): the host holds what is moved,
+     * master 4P + fp32 gradients 4P + AdamW 8P + bf16 weights 2P = 18P, no buffer factor */
+    in.accounting = VF_ACCT_ZERO;
+    vf__train_states(&in, &st);
+    assert_u64(st.host, 18 * P);
+    assert_u64(st.host_master + st.host_grads + st.host_opt + st.host_weights, 18 * P);
+}
+
+/*
+ * F-TRAIN-02/14: optimizer-state bytes of one 4096 x 4096 matrix (16,777,216 elements):
+ * AdamW 8 B = 134,217,728; bf16 AdamW (pure bf16) 4 B = 67,108,864; 8-bit AdamW 2 B +
+ * 65,536 blocks x 8 B = 34,078,720 (paged: the same); Lion and SGD 4 B = 67,108,864;
+ * Adafactor (4096 + 4096) x 4 = 32,768. A 4000-element vector under bitsandbytes'
+ * min_8bit_size keeps fp32 m and v: 32,000; Adafactor's whole second moment: 16,000.
+ */
+static void optimizer_states(void **state)
+{
+    (void)state;
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAMW, 4096, 4096, 1, false), 134217728ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAMW, 4096, 4096, 1, true), 67108864ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAMW8BIT, 4096, 4096, 1, false), 34078720ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_PAGED_ADAMW8BIT, 4096, 4096, 1, false), 34078720ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_LION, 4096, 4096, 1, false), 67108864ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_SGD, 4096, 4096, 1, false), 67108864ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAFACTOR, 4096, 4096, 3, false), 3 * 32768ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAMW8BIT, 1, 4000, 1, false), 32000ULL);
+    assert_u64(vf__train_opt_bytes(VF_OPT_ADAFACTOR, 1, 4000, 1, false), 16000ULL);
+}
+
+/*
+ * F-TRAIN-11: precision. Llama 3.1 8B (P = 8,030,261,248), full fine-tune, AdamW, 1 GPU:
+ * fp32: weights 4P = 32,121,044,992, gradients 4P, no master, AdamW 8P = 64,242,089,984;
+ * pure bf16: weights 2P = 16,060,522,496, gradients 2P, no master, bf16 m and v 4P;
+ * DeepSpeed accounting (mixed): gradients fp32 4P, master 4P (18 B/param in all).
+ */
+static void precision(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    const uint64_t P = 8030261248ULL;
+    struct vf_workload w = {.train = {.precision = VF_PREC_FP32}};
+    struct vf_estimate e = train(&m, w);
+    assert_u64(th_component(&e, "weights"), 4 * P);
+    assert_u64(th_component(&e, "gradients"), 4 * P);
+    assert_u64(th_component(&e, "master_weights"), 0);
+    assert_u64(th_component(&e, "optimizer_states"), 8 * P);
+    w.train.precision = VF_PREC_PURE_BF16;
+    e = train(&m, w);
+    assert_u64(th_component(&e, "weights"), 2 * P);
+    assert_u64(th_component(&e, "gradients"), 2 * P);
+    assert_u64(th_component(&e, "master_weights"), 0);
+    assert_u64(th_component(&e, "optimizer_states"), 4 * P);
+    w.train.precision = VF_PREC_BF16;
+    w.train.accounting = VF_ACCT_DEEPSPEED;
+    e = train(&m, w);
+    assert_u64(states(&e), 18 * P);
+    assert_u64(th_component(&e, "gradients"), 4 * P);
+}
+
+/*
+ * F-TRAIN-15: freeze tuning of the last 2 layers of Llama 3.1 8B. One layer: q, o 4096^2
+ * each + k, v 4096 x 1024 each + gate, up, down 3 x 4096 x 14336 + 2 norms x 4096 =
+ * 33,554,432 + 8,388,608 + 176,160,768 + 8,192 = 218,112,000; two = 436,224,000 trained:
+ * gradients bf16 872,448,000, master 1,744,896,000, AdamW 3,489,792,000. Activations are saved
+ * by the 2 trained layers only: 2/32 of the per-layer part of a full fine-tune's.
+ */
+static void freeze_tuning(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_estimate e = train(&m, (struct vf_workload){.train = {.method = VF_TRAIN_FREEZE}});
+    assert_u64(e.trainable_params, 436224000ULL);
+    assert_u64(th_component(&e, "gradients"), 872448000ULL);
+    assert_u64(th_component(&e, "master_weights"), 1744896000ULL);
+    assert_u64(th_component(&e, "optimizer_states"), 3489792000ULL);
+    assert_u64(th_component(&e, "weights"), 2 * 8030261248ULL);
+    struct vf_estimate f = train(&m, (struct vf_workload){0});
+    /* per token: full = 32 L + tail, freeze = 2 L + tail (tail: final norm 4h+4 + lm_head
+     * input 2h = 24,580 B); L = (full - tail) / 32 */
+    uint64_t tail = 4 * 4096 + 4 + 2 * 4096;
+    uint64_t full_tok = th_component(&f, "activations") / 2048;
+    uint64_t layer = (full_tok - tail) / 32;
+    assert_u64(th_component(&e, "activations"), (2 * layer + tail) * 2048);
+}
+
+/*
+ * F-TRAIN-04: --lora-targets q,v on Llama 3.1 8B, r = 16: q 16 x (4096 + 4096) = 131,072,
+ * v 16 x (4096 + 1024) = 81,920; 32 layers: 6,815,744 trainable. Bad lists name the model's
+ * modules; a rank wider than k_proj's 1024 outputs is refused.
+ */
+static void lora_targets(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w = {.train = {.method = VF_TRAIN_LORA, .lora_targets = "q_proj,v"}};
+    struct vf_estimate e = train(&m, w);
+    assert_u64(e.trainable_params, 6815744ULL);
+    struct vf_error err = {0};
+    w.task = VF_TASK_TRAIN;
+    w.train.lora_targets = "q,attn_out";
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "'attn_out'"));
+    assert_non_null(
+        strstr(err.msg, "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj"));
+    w.train.lora_targets = "qkv"; /* Llama has separate q, k, v */
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    w.train.lora_targets = NULL;
+    w.train.lora_rank = 2048;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "at most 1024"));
+}
+
+/*
+ * F-TRAIN-16/17: attention and recomputation. Llama 3.1 8B, seq 2048, batch 1.
+ * Eager attention adds (4 + 2) x 32 heads x 2048 = 393,216 B per token per layer:
+ * 32 x 393,216 x 2048 = 25,769,803,776 B more activations.
+ * Selective: per layer norms 2 x 2 x 4096 = 16,384 + attention 2 (4096 + 1024 + 1024 + 4096)
+ * + 4 x 32 = 20,608 + gate and up 2 x 2 x 14336 = 57,344 -> 94,336; x 32 = 3,018,752 + final
+ * norm 2 x 4096 + 4 + lm_head input 2 x 4096 = 3,035,140 B per token; x 2048 = 6,215,966,720.
+ */
+static void attention_and_recompute(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_estimate fa = train(&m, (struct vf_workload){0});
+    struct vf_estimate eager = train(&m, (struct vf_workload){.train = {.no_flash_attn = true}});
+    assert_u64(th_component(&eager, "activations") - th_component(&fa, "activations"),
+               25769803776ULL);
+    struct vf_estimate sel =
+        train(&m, (struct vf_workload){.train = {.grad_checkpointing = VF_GC_SELECTIVE}});
+    assert_u64(th_component(&sel, "activations"), 6215966720ULL);
+}
+
+/*
+ * F-TRAIN-18: the loss. Llama 3.1 8B, 2048 tokens, vocab 128,256 (262,668,288 token-vocab
+ * entries). Chunked (8): bf16 logits 2 x 262,668,288 = 525,336,576 + one chunk's fp32 loss
+ * 12 x 262,668,288 / 8 = 394,002,432 -> 919,339,008. Liger: chunks of next_pow2(ceil(2048 /
+ * ceil(128256 / 4096) = 32)) = 64 tokens: 64 x 128,256 x 2 = 16,416,768 + the hidden-state
+ * gradient 2048 x 4096 x 2 = 16,777,216 -> 33,193,984.
+ */
+static void loss_variants(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_estimate e = train(&m, (struct vf_workload){.train = {.ce_chunks = 8}});
+    assert_u64(th_component(&e, "logits"), 919339008ULL);
+    e = train(&m, (struct vf_workload){.train = {.liger = true}});
+    assert_u64(th_component(&e, "logits"), 33193984ULL);
+}
+
+/*
+ * F-TRAIN-13/21: offload and the optimizer step in backward. Llama 3.1 8B full, 1 GPU,
+ * --offload optimizer (ZeRO-2): the GPU keeps the bf16 weights 2P = 16,060,522,496 and no
+ * gradients, master or states; the host 16P = 128,484,179,968. optimizer_in_bwd: the
+ * gradients shrink to the largest tensor's, the embedding 128,256 x 4096 x 2 = 1,050,673,152.
+ */
+static void offload_and_in_backward(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    const uint64_t P = 8030261248ULL;
+    struct vf_estimate e =
+        train(&m, (struct vf_workload){.train = {.offload = VF_OFFLOAD_OPTIMIZER}});
+    assert_u64(th_component(&e, "weights"), 2 * P);
+    assert_u64(states(&e) - 2 * P, 0);
+    assert_u64(e.host_bytes, 16 * P);
+    e = train(&m, (struct vf_workload){.train = {.optimizer_in_bwd = true}});
+    assert_u64(th_component(&e, "gradients"), 1050673152ULL);
+}
+
+/*
+ * F-TRAIN-03: FSDP strategies. 16 GPUs, hybrid_shard: shards within a node of 8, so the
+ * states are those of full_shard over 8 GPUs; shard_grad_op = ZeRO-2 (weights whole).
+ */
+static void fsdp_strategies(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_estimate h =
+        train(&m, (struct vf_workload){.gpus = 16, .train = {.fsdp = VF_FSDP_HYBRID_SHARD}});
+    struct vf_estimate f8 =
+        train(&m, (struct vf_workload){.gpus = 8, .train = {.fsdp = VF_FSDP_FULL_SHARD}});
+    assert_u64(states(&h), states(&f8));
+    struct vf_estimate g =
+        train(&m, (struct vf_workload){.gpus = 8, .train = {.fsdp = VF_FSDP_SHARD_GRAD_OP}});
+    assert_u64(th_component(&g, "weights"), 2 * 8030261248ULL);
+}
+
+/* Contradictory knobs get a message that names them; nothing is estimated. */
+static void contradictions(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_estimate e;
+    struct vf_error err = {0};
+    struct vf_workload w = {.task = VF_TASK_TRAIN, .train = {.zero = VF_ZERO_3}};
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "one GPU"));
+    w.gpus = 4;
+    w.train.fsdp = VF_FSDP_FULL_SHARD;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    w.train.fsdp = VF_FSDP_NONE;
+    w.train.zero = VF_ZERO_2;
+    w.train.offload = VF_OFFLOAD_PARAMS;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "ZeRO-3"));
+    w = (struct vf_workload){.task = VF_TASK_TRAIN, .train = {.method = VF_TRAIN_QLORA}};
+    assert_int_equal(vf_quant_parse("bf16", &w.weights, &err), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "4-bit"));
+    w = (struct vf_workload){.task = VF_TASK_TRAIN,
+                             .train = {.method = VF_TRAIN_FREEZE, .freeze_layers = 33}};
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    /* the engine says it cannot shard over one card, so pick/fit skip such offers */
+    const char *why = NULL;
+    w = (struct vf_workload){.task = VF_TASK_TRAIN, .train = {.zero = VF_ZERO_3}};
+    assert_false(vf__engine_pytorch.can_split(&m, &w, 1, &why));
+    assert_non_null(why);
+    assert_true(vf__engine_pytorch.can_split(&m, &w, 2, &why));
+}
+
+/* vf_train_set: every knob by name, the engines' spellings, and errors listing the values. */
+static void knobs_by_name(void **state)
+{
+    (void)state;
+    struct vf_train_opts t = {0};
+    struct vf_error err = {0};
+    assert_int_equal(vf_train_set(&t, "optimizer", "paged_adamw_8bit", &err), VF_OK);
+    assert_int_equal(t.optimizer, VF_OPT_PAGED_ADAMW8BIT);
+    assert_int_equal(vf_train_set(&t, "fsdp", "FULL_SHARD", &err), VF_OK);
+    assert_int_equal(t.fsdp, VF_FSDP_FULL_SHARD);
+    assert_int_equal(vf_train_set(&t, "precision", "pure_bf16", &err), VF_OK);
+    assert_int_equal(t.precision, VF_PREC_PURE_BF16);
+    assert_int_equal(vf_train_set(&t, "grad-checkpointing", "selective", &err), VF_OK);
+    assert_int_equal(t.grad_checkpointing, VF_GC_SELECTIVE);
+    assert_int_equal(vf_train_set(&t, "flash-attn", "off", &err), VF_OK);
+    assert_true(t.no_flash_attn);
+    assert_int_equal(vf_train_set(&t, "lora-targets", "all-linear", &err), VF_OK);
+    assert_null(t.lora_targets);
+    assert_int_equal(vf_train_set(&t, "optimizer", "adamw9bit", &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "adafactor"));
+    assert_int_equal(vf_train_set(&t, "warp", "on", &err), VF_EINVAL);
+    assert_string_equal(vf_fsdp_name(VF_FSDP_HYBRID_SHARD), "hybrid_shard");
+    assert_string_equal(vf_precision_name(VF_PREC_PURE_BF16), "pure-bf16");
+}
+
+/*
+ * F-TRAIN-19: the fixes. Llama 3.1 8B full, batch 4, seq 2048 on 24 GiB: one line per fix
+ * that lowers the peak, then the fewest of them in the guide's order that fit together.
+ */
+static void fixes_in_order(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w = {.usable_bytes = 24ULL << 30, .train = {.batch = 4}};
+    struct vf_estimate e = train(&m, w);
+    assert_true(e.n_fixes >= 8);
+    assert_non_null(strstr(e.fixes[0], "--batch 1 --grad-accum 4"));
+    assert_non_null(strstr(e.fixes[1], "--grad-checkpointing full"));
+    const char *last = e.fixes[e.n_fixes - 1];
+    assert_non_null(strstr(last, "together:"));
+    assert_non_null(strstr(last, "(fits)"));
+    /* each saving is the difference of two estimates: check the first one */
+    struct vf_estimate b1 = train(&m, (struct vf_workload){.train = {.batch = 1, .grad_accum = 4}});
+    char want[32];
+    vf_format_bytes(want, sizeof want, e.total_bytes - b1.total_bytes, VF_FMT_IEC);
+    assert_non_null(strstr(e.fixes[0], want));
+}
+
+/*
+ * F-TRAIN-20: a FLUX.1 [dev] LoRA, r = 16, 512 x 512, latents and text embeddings cached:
+ * 57 blocks x 16 x (10 x 3072 + 2 x 12288) = 50,429,952 trainable params; the 512^2 image is
+ * (512 / 16)^2 = 1024 tokens + 512 text tokens = 1536 per sample; the encoders and the VAE
+ * are off the GPU. Activations per block per token: 2 (9 x 3072 + 2 x 12288) + 4 x 24 =
+ * 104,544; 57 blocks x 104,544 = 5,959,008 B per token, x 1536 = 9,153,036,288.
+ */
+static void diffusion_lora(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = {
+        .train = {.method = VF_TRAIN_LORA, .cache_latents = true, .cache_text = true}};
+    struct vf_estimate e = train(&m, w);
+    assert_u64(e.trainable_params, 50429952ULL);
+    assert_u64(e.ctx_tokens, 1536);
+    assert_u64(th_component(&e, "text_encoders"), 0);
+    assert_u64(th_component(&e, "vae"), 0);
+    assert_u64(th_component(&e, "activations"), 9153036288ULL);
+    w.train.cache_text = false;
+    struct vf_estimate f = train(&m, w);
+    assert_true(th_component(&f, "text_encoders") > 9000000000ULL); /* T5-XXL + CLIP-L, 16-bit */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(zero_paper),          cmocka_unit_test(guide_16_bytes),
-        cmocka_unit_test(optimizers),          cmocka_unit_test(lora_params),
-        cmocka_unit_test(qlora_base),          cmocka_unit_test(checkpointing),
-        cmocka_unit_test(zero3_8gpus),         cmocka_unit_test(guide_qlora),
+        cmocka_unit_test(zero_paper),
+        cmocka_unit_test(guide_16_bytes),
+        cmocka_unit_test(optimizers),
+        cmocka_unit_test(lora_params),
+        cmocka_unit_test(qlora_base),
+        cmocka_unit_test(checkpointing),
+        cmocka_unit_test(zero3_8gpus),
+        cmocka_unit_test(guide_qlora),
         cmocka_unit_test(defaults_and_errors),
+        cmocka_unit_test(deepspeed_estimator),
+        cmocka_unit_test(optimizer_states),
+        cmocka_unit_test(precision),
+        cmocka_unit_test(freeze_tuning),
+        cmocka_unit_test(lora_targets),
+        cmocka_unit_test(attention_and_recompute),
+        cmocka_unit_test(loss_variants),
+        cmocka_unit_test(offload_and_in_backward),
+        cmocka_unit_test(fsdp_strategies),
+        cmocka_unit_test(contradictions),
+        cmocka_unit_test(knobs_by_name),
+        cmocka_unit_test(fixes_in_order),
+        cmocka_unit_test(diffusion_lora),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -289,9 +289,9 @@ static void flag_errors(void **state)
     assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
     const struct vf_engine *eng = vf_engine_find("transformers");
     const char *why = NULL;
-    assert_false(eng->can_split(&m, 33, &why));
+    assert_false(eng->can_split(&m, NULL, 33, &why));
     assert_non_null(why);
-    assert_true(eng->can_split(&m, 32, &why));
+    assert_true(eng->can_split(&m, NULL, 32, &why));
 }
 
 int main(void)

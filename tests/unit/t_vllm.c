@@ -204,9 +204,9 @@ static void tp2_70b(void **state)
     assert_u64(th_component(&e, "non_torch"), 375809638ULL + (512ULL << 20));
     /* 3 cards: 64 heads do not divide */
     const char *why;
-    assert_false(vf__engine_vllm.can_split(&m, 3, &why));
+    assert_false(vf__engine_vllm.can_split(&m, NULL, 3, &why));
     assert_non_null(why);
-    assert_true(vf__engine_vllm.can_split(&m, 16, &why)); /* 8 KV heads replicated */
+    assert_true(vf__engine_vllm.can_split(&m, NULL, 16, &why)); /* 8 KV heads replicated */
 }
 
 /* Hybrid sliding-window (Gemma 3 27B: 52 sliding + 10 full layers, window 1024). */
