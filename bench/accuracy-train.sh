@@ -8,53 +8,24 @@
 # named in the comment); nothing here is tuned per row. Units: GiB (torchtune, torchtitan),
 # GB = 1e9 B (LLaMA-Factory prints whole GB; scored both ways is no use, so as GB), tokens.
 bin=${1:-build/vramfit}
-[ -x "$bin" ] || { echo "missing $bin (make)"; exit 1; }
 
 # id | measured | unit (GiB, GB, tokens) | vramfit estimate arguments after the model
 rows() {
     cat <<'EOF'
-tr-torchtune-llama3.2-3b-packed|60.0|GiB|llama-3.2-3b --precision pure-bf16 --seq 4096 --batch 2
-tt-llama31-8b-lora-4090|16.2|GiB|llama-3.1-8b --method lora --lora-rank 8 --lora-targets q,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
-tt-llama31-8b-qlora-4090|7.4|GiB|llama-3.1-8b --method qlora --lora-rank 8 --lora-targets q,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
-tt-llama31-8b-full-a6000|37.4|GiB|llama-3.1-8b --optimizer paged_adamw8bit --optimizer-in-bwd --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
-tr-torchtune-llama3.1-70b-lora-8xa100|27.6|GiB|llama-3.1-70b --method lora --lora-rank 16 --lora-targets q,k,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2 --gpus 8 --fsdp full_shard
-tr-torchtitan-llama3.1-8b-8gpu-fsdp|82.4|GiB|llama-3.1-8b --gpus 8 --fsdp full_shard --grad-checkpointing selective --seq 8192 --batch 2
-lf-llama2-7b-qlora-fa2-4096|9|GB|llama-2-7b --method qlora --lora-rank 8 --grad-checkpointing full --seq 4096 --batch 1
-lf-llama2-7b-qlora-fa2-8192|12|GB|llama-2-7b --method qlora --lora-rank 8 --grad-checkpointing full --seq 8192 --batch 1
-tr-unsloth-llama3.1-8b-maxctx-80gb|28454|tokens|llama-3.1-8b --method qlora --lora-rank 32 --grad-checkpointing full --batch 1 --gpu a100-80gb-sxm
-lf5977-llama3-8b-full-z3offload-8x3090|13|GB|llama-3.1-8b --precision fp16 --seq 1024 --batch 1 --grad-checkpointing full --gpus 8 --zero 3 --offload params --accounting deepspeed
+tr-torchtune-llama3.2-3b-packed|60.0|GiB|--task train llama-3.2-3b --precision pure-bf16 --seq 4096 --batch 2
+tt-llama31-8b-lora-4090|16.2|GiB|--task train llama-3.1-8b --method lora --lora-rank 8 --lora-targets q,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
+tt-llama31-8b-qlora-4090|7.4|GiB|--task train llama-3.1-8b --method qlora --lora-rank 8 --lora-targets q,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
+tt-llama31-8b-full-a6000|37.4|GiB|--task train llama-3.1-8b --optimizer paged_adamw8bit --optimizer-in-bwd --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2
+tr-torchtune-llama3.1-70b-lora-8xa100|27.6|GiB|--task train llama-3.1-70b --method lora --lora-rank 16 --lora-targets q,k,v,o,gate,up,down --precision pure-bf16 --grad-checkpointing full --chunked-ce --seq 2048 --batch 2 --gpus 8 --fsdp full_shard
+tr-torchtitan-llama3.1-8b-8gpu-fsdp|82.4|GiB|--task train llama-3.1-8b --gpus 8 --fsdp full_shard --grad-checkpointing selective --seq 8192 --batch 2
+lf-llama2-7b-qlora-fa2-4096|9|GB|--task train llama-2-7b --method qlora --lora-rank 8 --grad-checkpointing full --seq 4096 --batch 1
+lf-llama2-7b-qlora-fa2-8192|12|GB|--task train llama-2-7b --method qlora --lora-rank 8 --grad-checkpointing full --seq 8192 --batch 1
+tr-unsloth-llama3.1-8b-maxctx-80gb|28454|tokens|--task train llama-3.1-8b --method qlora --lora-rank 32 --grad-checkpointing full --batch 1 --gpu a100-80gb-sxm
+lf5977-llama3-8b-full-z3offload-8x3090|13|GB|--task train llama-3.1-8b --precision fp16 --seq 1024 --batch 1 --grad-checkpointing full --gpus 8 --zero 3 --offload params --accounting deepspeed
 EOF
 }
 
-printf '%-40s %10s %10s %8s\n' case measured ours error
-errs=""
-rows | while IFS='|' read -r id meas unit args; do
-    # shellcheck disable=SC2086
-    json=$("$bin" estimate $args --task train --json 2>&1)
-    if [ "$unit" = tokens ]; then
-        ours=$(printf '%s\n' "$json" | sed -n 's/^ *"max_ctx_tokens": \([0-9]*\).*/\1/p')
-    else
-        ours=$(printf '%s\n' "$json" | sed -n 's/^  "total_bytes": \([0-9]*\).*/\1/p')
-    fi
-    if [ -z "$ours" ]; then
-        printf '%-40s %10s %10s %8s\n' "$id" "$meas" "error" "-"
-        printf '%s\n' "$json" | head -3
-        continue
-    fi
-    awk -v id="$id" -v m="$meas" -v u="$unit" -v o="$ours" 'BEGIN {
-        if (u == "GiB") v = o / 1073741824; else if (u == "GB") v = o / 1e9; else v = o;
-        e = (v - m) / m * 100;
-        if (u == "tokens") printf "%-40s %10d %10d %+7.1f%%\n", id, m, v, e;
-        else printf "%-40s %7.2f %s %7.2f %s %+7.1f%%\n", id, m, u, v, u, e;
-    }'
-done | tee /tmp/vramfit-acc-train.$$
-awk '$NF != "-" && $NF ~ /%$/ { e = $NF; sub(/%/, "", e); e = e + 0; a[n++] = e < 0 ? -e : e }
-     END { if (!n) exit; for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-           med = n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
-           w15 = 0; for (i = 0; i < n; i++) w15 += a[i] <= 15;
-           printf "\n%d cases: median |error| %.1f %%, %d within 15 %%\n", n, med, w15 }' \
-    /tmp/vramfit-acc-train.$$
-rm -f /tmp/vramfit-acc-train.$$
+rows | LIMIT=15 sh "$(dirname "$0")/score.sh" "$bin"
 
 cat <<'EOF'
 

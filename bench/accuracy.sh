@@ -5,7 +5,8 @@
 #   (b) vLLM and Ollama predictions against shared/reference/measured-public.jsonl, as the
 #       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c);
 #   (c) the training estimator against the public training measurements
-#       (bench/accuracy-train.sh).
+#       (bench/accuracy-train.sh), the image/video estimators against the diffusion rows
+#       (bench/accuracy-diffusion.sh); both score with bench/score.sh.
 # Prints the tables; exits non-zero when a step fails.
 bin=${1:-build/vramfit}
 dir=$(dirname "$0")
@@ -27,4 +28,7 @@ done
 echo
 echo "== training (pytorch) vs measured-train-diffusion-public.jsonl, measured-public.jsonl"
 sh "$dir/accuracy-train.sh" "$bin" || rc=1
+echo
+echo "== image/video (comfyui, diffusers) vs measured-train-diffusion-public.jsonl"
+sh "$dir/accuracy-diffusion.sh" "$bin" || rc=1
 exit $rc

@@ -491,12 +491,45 @@ enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *v
                          struct vf_error *err);
 
 /* Image and video generation (--task image|video). 0 = the pipeline's default. */
+enum vf_te_place {
+    VF_TE_DEFAULT = 0,  /* the engine's: ComfyUI loads per phase, diffusers keeps all */
+    VF_TE_GPU,          /* resident on the GPU through every phase */
+    VF_TE_CPU,          /* encoded on the CPU (ComfyUI's CLIP loader device cpu) */
+    VF_TE_OFFLOAD_AFTER /* on the GPU to encode, then moved out */
+};
+enum vf_dif_offload {
+    VF_DOFF_NONE = 0,
+    VF_DOFF_LOWVRAM,    /* ComfyUI --lowvram: weights streamed by layer */
+    VF_DOFF_NOVRAM,     /* ComfyUI --novram: nothing kept on the GPU */
+    VF_DOFF_BLOCK_SWAP, /* block swap: block_swap denoiser blocks in host RAM */
+    VF_DOFF_MODEL_CPU,  /* diffusers enable_model_cpu_offload: one model at a time */
+    VF_DOFF_SEQUENTIAL  /* diffusers enable_sequential_cpu_offload / group offload */
+};
+enum vf_cfg { VF_CFG_DEFAULT = 0, VF_CFG_ON, VF_CFG_OFF };
 struct vf_diffusion_opts {
     uint32_t width, height; /* pixels */
     uint32_t frames;        /* video frames (1 for images) */
     uint32_t batch;         /* images/videos generated at once */
-    bool tiled_vae;         /* VAE Decode (Tiled) */
+    bool tiled_vae;         /* VAE Decode (Tiled) / vae.enable_tiling() */
+    uint32_t vae_tile;      /* tile size in pixels; 0 = 512 */
+    enum vf_te_place text_encoder;
+    struct vf_quant te_weights; /* kind VF_QK_NATIVE = the pipeline's default files */
+    enum vf_dif_offload offload;
+    uint32_t block_swap; /* blocks moved to host RAM (VF_DOFF_BLOCK_SWAP) */
+    uint32_t loras;      /* LoRA files applied to the denoiser (rank lora_rank, 0 = 16) */
+    uint32_t lora_rank;
+    enum vf_cfg cfg;         /* classifier-free guidance (cond + uncond) */
+    enum vf_dtype vae_dtype; /* VF_DT_DEFAULT = the pipeline's; fp32 as diffusers' Wan examples */
 };
+const char *vf_dif_offload_name(enum vf_dif_offload o);
+/*
+ * Sets one image/video knob by name as the CLI and the web API spell it: "offload" (none,
+ * lowvram, novram, block-swap, model-cpu, sequential, group), "text-encoder" (gpu, cpu,
+ * offload-after-encode), "vae-decode" (full, tiled), "cfg" (on, off). VF_EINVAL lists the
+ * accepted values.
+ */
+enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const char *value,
+                             struct vf_error *err);
 
 /*
  * Engine options in the engine's own spelling ("--gpu-memory-utilization" "0.85", "-ngl" "20",
@@ -630,7 +663,10 @@ struct vf_fit {
     uint64_t max_ctx_tokens; /* largest ctx that fits at the asked users (0 none, VF_UNKNOWN n/a) */
     uint64_t max_users;      /* largest users at the asked ctx (0 none, VF_UNKNOWN n/a) */
     uint64_t max_batch;      /* train, image, video: largest batch (0 none, VF_UNKNOWN n/a) */
-    const char *why_not;     /* when the engine cannot split over count cards */
+    uint32_t max_width, max_height; /* image, video: the largest size at the asked aspect
+                                     * (0 none fits) */
+    uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
+    const char *why_not;            /* when the engine cannot split over count cards */
 };
 
 /*

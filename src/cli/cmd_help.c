@@ -58,7 +58,14 @@ static const char main_help[] =
     "  --optimizer-in-bwd       the step runs in backward, each gradient freed (torchtune)\n"    \
     "  --cache-latents  --cache-text-embeddings   a denoiser's VAE/encoders leave the GPU\n"     \
     "image/video (--task image|video, or train on a pipeline):\n"                                \
-    "  --width W --height H --frames F --batch B   the sample (default: the pipeline's)\n"
+    "  --width W --height H --frames F --batch B   the sample (default: the pipeline's);\n"      \
+    "                           --res 1080p|720p|480p|1024|768|512 or WxH\n"                     \
+    "  --weights Q              the denoiser: bf16 fp8 nf4 int8 Q8_0 Q5_K_M Q4_K_S ...\n"        \
+    "  --text-encoder-weights Q --text-encoder gpu|cpu|offload-after-encode\n"                   \
+    "  --vae-decode full|tiled  --tile PX (VAE Decode (Tiled), vae.enable_tiling)\n"             \
+    "  --offload M              comfyui: lowvram novram block-swap N; diffusers: model-cpu\n"    \
+    "                           sequential group\n"                                              \
+    "  --loras N  --cfg on|off  LoRA files on the denoiser; classifier-free guidance\n"
 
 static const char estimate_help[] =
     "usage: vramfit estimate MODEL [flags]\n"

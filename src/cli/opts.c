@@ -121,6 +121,23 @@ static int add_engine_opt(const char *cmd, struct cli_opts *o, const char *key, 
     return 0;
 }
 
+/* --res presets: the video heights (16:9 landscape) and square image sides. */
+static bool res_preset(const char *v, unsigned *w, unsigned *h)
+{
+    static const struct {
+        const char *name;
+        unsigned w, h;
+    } p[] = {{"1080p", 1920, 1080}, {"720p", 1280, 720}, {"480p", 832, 480},
+             {"1024", 1024, 1024},  {"768", 768, 768},   {"512", 512, 512}};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        if (!strcmp(v, p[i].name)) {
+            *w = p[i].w;
+            *h = p[i].h;
+            return true;
+        }
+    return false;
+}
+
 /* F-TRAIN-18: torchtune's CEWithChunkedOutputLoss default, num_output_chunks = 8. */
 #define CLI_CE_CHUNKS 8
 
@@ -141,7 +158,6 @@ static bool train_knob(const char *arg, const char **val, struct knob *out)
         {NAMES("--flash-attn"), "flash-attn", "on"},
         {NAMES("--fsdp"), "fsdp", "full_shard"},
         {NAMES("--zero", "--zero-stage"), "zero", NULL},
-        {NAMES("--offload"), "offload", "optimizer"},
         {NAMES("--accounting"), "accounting", NULL},
         {NAMES("--liger", "--use-liger-kernel"), "liger", "on"},
         {NAMES("--optimizer-in-bwd", "--optimizer-in-backward"), "optimizer-in-bwd", "on"},
@@ -317,17 +333,70 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned allow, struc
                 o->w.diffusion.height = (uint32_t)n;
             else
                 o->w.diffusion.frames = (uint32_t)n;
-        } else if (is(arg, NAMES("--resolution", "--size"), &val)) {
+        } else if (is(arg, NAMES("--resolution", "--size", "--res"), &val)) {
             VALUE();
             unsigned wd, ht;
             char tail;
-            if (sscanf(val, "%ux%u%c", &wd, &ht, &tail) != 2 || !wd || !ht || wd > 16384 ||
-                ht > 16384)
-                return cli_usage(cmd, "%s: expected WIDTHxHEIGHT such as 1280x720", flag);
+            if (!res_preset(val, &wd, &ht) && (sscanf(val, "%ux%u%c", &wd, &ht, &tail) != 2 ||
+                                               !wd || !ht || wd > 16384 || ht > 16384))
+                return cli_usage(cmd,
+                                 "%s: expected WIDTHxHEIGHT such as 1280x720, or 1080p, 720p, "
+                                 "480p, 1024, 768, 512",
+                                 flag);
             o->w.diffusion.width = wd;
             o->w.diffusion.height = ht;
         } else if (!strcmp(arg, "--vae-tiled") || !strcmp(arg, "--tiled-vae")) {
             o->w.diffusion.tiled_vae = true;
+        } else if (is(arg, NAMES("--offload"), &val)) {
+            /* training: none|optimizer|params; image/video: lowvram ... block-swap N */
+            VALUE();
+            struct vf_error e2 = {0};
+            if (!vf_diffusion_set(&o->w.diffusion, "offload", val, NULL)) {
+                if (!strcmp(val, "none"))
+                    o->w.train.offload = VF_OFFLOAD_NONE;
+                if (o->w.diffusion.offload == VF_DOFF_BLOCK_SWAP) {
+                    uint64_t n;
+                    if (i + 1 >= argc || vf_parse_count(argv[i + 1], &n, &err) || !n || n > 4096)
+                        return cli_usage(cmd,
+                                         "%s block-swap: expected the number of blocks "
+                                         "to keep in host RAM (block-swap 20)",
+                                         flag);
+                    o->w.diffusion.block_swap = (uint32_t)n;
+                    i++;
+                }
+            } else if (vf_train_set(&o->w.train, "offload", val, &e2)) {
+                return cli_usage(cmd,
+                                 "%s: unknown value '%s' (training: none, optimizer, params; "
+                                 "image/video: lowvram, novram, block-swap N, model-cpu, "
+                                 "sequential, group)",
+                                 flag, val);
+            }
+        } else if (is(arg, NAMES("--text-encoder", "--vae-decode", "--cfg"), &val)) {
+            VALUE();
+            char key[16];
+            snprintf(key, sizeof key, "%.*s", (int)strcspn(flag + 2, "="), flag + 2);
+            if (vf_diffusion_set(&o->w.diffusion, key, val, &err))
+                return cli_usage(cmd, "%s", err.msg);
+        } else if (is(arg, NAMES("--vae-dtype", "--vae-weights"), &val)) {
+            VALUE();
+            struct vf_quant vq;
+            if (vf_quant_parse(val, &vq, &err) || vq.kind != VF_QK_PLAIN)
+                return cli_usage(cmd, "%s: expected fp32, bf16 or fp16", flag);
+            o->w.diffusion.vae_dtype = vq.dtype;
+        } else if (is(arg, NAMES("--text-encoder-weights", "--te-weights"), &val)) {
+            VALUE();
+            if (vf_quant_parse(val, &o->w.diffusion.te_weights, &err))
+                return cli_usage(cmd, "%s: %s", flag, err.msg);
+        } else if (is(arg, NAMES("--tile"), &val) || is(arg, NAMES("--loras"), &val)) {
+            VALUE();
+            uint64_t n;
+            if (vf_parse_count(val, &n, &err) || n > 16384 || (!n && flag[2] == 't'))
+                return cli_usage(cmd, "%s: expected a whole number%s", flag,
+                                 flag[2] == 't' ? " of pixels from 64 to 16384" : "");
+            if (flag[2] == 't')
+                o->w.diffusion.vae_tile = (uint32_t)n, o->w.diffusion.tiled_vae = true;
+            else
+                o->w.diffusion.loras = (uint32_t)n;
         } else if ((allow & CLI_OPT_CARD) && is(arg, NAMES("--gpu"), &val)) {
             VALUE();
             o->gpu = val;

@@ -11,6 +11,7 @@
  * (F-OOM-20); when the workload is not known well enough the fix says what is missing.
  */
 #include "internal.h"
+#include "pipeline.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,10 @@ enum change {
     CH_CKPT,     /* gradient checkpointing */
     CH_ADAM8,    /* 8-bit AdamW */
     CH_BF16,     /* bf16 mixed precision instead of fp32 */
+    CH_Q5,       /* GGUF Q5_K_M weights (12 GB cards) */
+    CH_SWAP,     /* block swap: the fewest blocks that fit */
+    CH_TECPU,    /* text encoders on the CPU */
+    CH_LOWVRAM,  /* ComfyUI --lowvram */
     CH_LIGER,    /* Liger's fused cross-entropy and kernels */
     CH_LORA,     /* LoRA instead of full fine-tuning */
     CH_QLORA,    /* QLoRA (4-bit base) */
@@ -141,6 +146,9 @@ static const struct rule rules[] = {
      "minor", 1.0, "slight loss of fine detail"},
     {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
      "minor", 0.9, "about 10 % slower"},
+    {G_COMFY, ANYC, "GGUF Q5 weights (12 GB cards)",
+     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", 0.9,
+     "some loss of detail; Q4_K_S loses more"},
     {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
      "none", 0.95, "a few seconds more"},
     {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
@@ -149,10 +157,12 @@ static const struct rule rules[] = {
      "minor", 1.0, "upscale with a tiled upscaler"},
     {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
      "shorter or smaller clip"},
-    {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap 20",
-     CH_NONE, "none", 0.7, "about 30 % slower"},
+    {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap #",
+     CH_SWAP, "none", 0.7, "about 30 % slower"},
+    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", 0.95,
+     "slower prompt encoding"},
     {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
-     CH_NONE, "none", 0.25, "several times slower"},
+     CH_LOWVRAM, "none", 0.25, "several times slower"},
     /* Ollama */
     {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX, "minor",
      1.0, "forgets earlier parts of long chats"},
@@ -327,9 +337,12 @@ static void build(struct vf_arena *a, const struct vf_oom_event *ev,
         w->ctx_tokens = ctxt;
         w->train.batch = batch > UINT32_MAX ? UINT32_MAX : (uint32_t)batch;
     } else if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO) {
-        w->diffusion.width = ctx->width;
-        w->diffusion.height = ctx->height;
-        w->diffusion.frames = ctx->frames;
+        if (ctx->width && ctx->height) { /* the log's size wins over the user's */
+            w->diffusion.width = ctx->width;
+            w->diffusion.height = ctx->height;
+        }
+        if (ctx->frames)
+            w->diffusion.frames = ctx->frames;
         w->diffusion.batch = batch > UINT32_MAX ? UINT32_MAX : (uint32_t)batch;
     } else {
         w->ctx_tokens = ctxt;
@@ -460,11 +473,43 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
         return !vf_quant_parse("fp8", &w->weights, NULL);
     case CH_Q8:
         return !vf_quant_parse("q8_0", &w->weights, NULL);
+    case CH_Q5:
+        return !vf_quant_parse("Q5_K_M", &w->weights, NULL);
+    case CH_TECPU:
+        w->diffusion.text_encoder = VF_TE_CPU;
+        return k->ok && k->w.diffusion.text_encoder != VF_TE_CPU;
+    case CH_LOWVRAM:
+        w->diffusion.offload = VF_DOFF_LOWVRAM;
+        return k->ok && k->w.diffusion.offload == VF_DOFF_NONE;
+    case CH_SWAP: {
+        /* F-DIF-13: the fewest blocks in host RAM that fit the card */
+        if (!k->ok || !k->m.pipeline || !ev->total_bytes || ev->total_bytes == VF_UNKNOWN) {
+            *value = "20";
+            return false;
+        }
+        uint32_t lo = 1, hi = k->m.pipeline->layers, found = hi;
+        w->diffusion.offload = VF_DOFF_BLOCK_SWAP;
+        while (lo <= hi) {
+            struct vf_estimate y;
+            uint32_t mid = lo + (hi - lo) / 2;
+            w->diffusion.block_swap = mid;
+            if (!vf_estimate(a, &k->m, w, &y, NULL) && y.total_bytes <= ev->total_bytes) {
+                found = mid;
+                hi = mid - 1;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        w->diffusion.block_swap = found;
+        *value = vf_arena_printf(a, "%u", found);
+        return true;
+    }
     case CH_TILED:
         w->diffusion.tiled_vae = true;
         return true;
     case CH_RES: {
-        uint32_t wd = ctx && ctx->width ? ctx->width : 0, ht = ctx && ctx->height ? ctx->height : 0;
+        uint32_t wd = ctx && ctx->width ? ctx->width : k->ok ? k->w.diffusion.width : 0;
+        uint32_t ht = ctx && ctx->height ? ctx->height : k->ok ? k->w.diffusion.height : 0;
         if (wd < 512 || ht < 512) {
             *value = "1024x1024";
             return false;

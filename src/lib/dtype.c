@@ -89,6 +89,10 @@ static const struct plain_info {
     {"f16", "fp16", VF_QK_PLAIN, VF_DT_F16, 0},
     {"fp8", "fp8", VF_QK_PLAIN, VF_DT_FP8, 0},
     {"int8", "int8", VF_QK_PLAIN, VF_DT_INT8, 0},
+    /* bitsandbytes LLM.int8 (load_in_8bit): int8 bytes, named so engines that treat it
+     * apart (diffusers cannot move it between devices) can tell */
+    {"bnb-int8", "bnb-int8", VF_QK_PLAIN, VF_DT_INT8, 0},
+    {"llm.int8", "bnb-int8", VF_QK_PLAIN, VF_DT_INT8, 0},
     {"int4", "int4", VF_QK_PLAIN, VF_DT_INT4, 0},
     {"awq", "awq", VF_QK_AWQ, VF_DT_INT4, 128},
     {"gptq", "gptq", VF_QK_GPTQ, VF_DT_INT4, 128},
@@ -152,11 +156,12 @@ enum vf_err vf_quant_parse(const char *s, struct vf_quant *out, struct vf_error 
             return VF_OK;
         }
     }
-    return vf__errf(err, VF_EINVAL,
-                    "unknown weight format '%.64s' (accepted: fp32, bf16, fp16, fp8, int8, int4, "
-                    "awq, gptq, nf4, mxfp4, nvfp4, or a GGUF type such as Q4_K_M, Q8_0, IQ4_XS, "
-                    "q4_k)",
-                    s);
+    return vf__errf(
+        err, VF_EINVAL,
+        "unknown weight format '%.64s' (accepted: fp32, bf16, fp16, fp8, int8, bnb-int8, int4, "
+        "awq, gptq, nf4, mxfp4, nvfp4, or a GGUF type such as Q4_K_M, Q8_0, IQ4_XS, "
+        "q4_k)",
+        s);
 }
 
 /* ------------------------------------------------------------ --kv-dtype parser */

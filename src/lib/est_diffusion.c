@@ -4,7 +4,7 @@
  * decode - and ComfyUI loads the models of each phase on demand, unloading the earlier
  * ones when the card is short (comfy/model_management.py load_models_gpu / free_memory).
  * The estimate is what the card must hold to run every phase without offloading weights:
- * the largest phase (F-DIF-06). Formulas F-DIF-01..09 in docs/FORMULAS-diffusion.md;
+ * the largest phase (F-DIF-06). Formulas F-DIF-01..13 in docs/FORMULAS.md ("Diffusion");
  * the ComfyUI logic modelled is that of commit 00184d15 (model_management.py),
  * sampler_helpers.py prepare_sampling, model_base.py memory_required and sd.py VAE.
  */
@@ -50,17 +50,6 @@ static uint64_t comfy_reservation(uint64_t area, uint64_t dtype_size, uint64_t f
     return v > UINT64_MAX - 1 ? VF_UNKNOWN : (uint64_t)v;
 }
 
-/* F-DIF-07: ComfyUI's decode estimate (sd.py memory_used_decode) for a latent of lat_t x
- * lat_h x lat_w: coef x lat_h x lat_w x 64 (x lat_t for 3-D-conv VAEs) x dtype bytes. */
-static uint64_t decode_bytes(const struct vf_pipeline *p, uint64_t lat_t, uint64_t lat_h,
-                             uint64_t lat_w)
-{
-    uint64_t ds = vf_dtype_bytes(p->vae_dtype, 1);
-    uint64_t v = vf__sat_mul(vf__sat_mul((uint64_t)p->decode_coef, lat_h), lat_w);
-    v = vf__sat_mul(vf__sat_mul(v, 64), ds);
-    return p->decode_per_frame ? vf__sat_mul(v, lat_t) : v;
-}
-
 static uint64_t max2(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
@@ -71,102 +60,39 @@ static uint64_t min2(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* Resolves and checks the width, height, frames and batch of the workload (0 = the
- * pipeline's default); writes the resolved options to *o. */
-static enum vf_err resolve_opts(struct vf_arena *a, const struct vf_model *m,
-                                const struct vf_workload *w, struct vf_estimate *e,
-                                struct vf_diffusion_opts *o, struct vf_error *err)
-{
-    const struct vf_pipeline *p = m->pipeline;
-    char dflt[128] = "";
-    *o = w->diffusion;
-    if (!o->width) {
-        o->width = p->def_width;
-        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", width %u", o->width);
-    }
-    if (!o->height) {
-        o->height = p->def_height;
-        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", height %u", o->height);
-    }
-    if (w->task == VF_TASK_IMAGE) {
-        if (o->frames > 1)
-            return vf__errf(err, VF_EINVAL,
-                            "--frames %u: an image has 1 frame (use --task video with a video "
-                            "pipeline)",
-                            o->frames);
-        o->frames = 1;
-    } else if (!o->frames) {
-        o->frames = p->def_frames;
-        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", %u frames", o->frames);
-    }
-    if (!o->batch) {
-        o->batch = 1;
-        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", batch 1");
-    }
-    uint32_t side = p->vae_spatial * (p->patch_h > p->patch_w ? p->patch_h : p->patch_w);
-    if (o->width < side || o->height < side || o->width > VF_PIPE_MAX_SIDE ||
-        o->height > VF_PIPE_MAX_SIDE)
-        return vf__errf(err, VF_ERANGE, "%ux%u: width and height must be %u to %u pixels", o->width,
-                        o->height, side, VF_PIPE_MAX_SIDE);
-    if (o->frames > VF_PIPE_MAX_FRAMES)
-        return vf__errf(err, VF_ERANGE, "--frames %u is over the limit of %u", o->frames,
-                        VF_PIPE_MAX_FRAMES);
-    if (o->batch > VF_PIPE_MAX_BATCH)
-        return vf__errf(err, VF_ERANGE, "--batch %u is over the limit of %u", o->batch,
-                        VF_PIPE_MAX_BATCH);
-    if (*dflt)
-        vf__assume(a, e, "%s: the pipeline's defaults (--width, --height, --frames, --batch)",
-                   dflt + 2);
-    if (p->vae_temporal > 1 && (o->frames - 1) % p->vae_temporal)
-        vf__assume(a, e,
-                   "%u frames: the VAE takes 1 + %u n frames; ComfyUI's latent holds "
-                   "(%u - 1) / %u + 1 = %u latent frames",
-                   o->frames, p->vae_temporal, o->frames, p->vae_temporal,
-                   (o->frames - 1) / p->vae_temporal + 1);
-    return VF_OK;
-}
-
 /* The sums of one phase: its own components plus those of every phase ("all"). */
 static uint64_t phase_total(const struct vf_estimate *e, const char *phase)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < e->n_components; i++) {
         const char *ph = e->components[i].phase;
+        if (e->components[i].device == VF_DEV_HOST)
+            continue;
         if (!ph || !strcmp(ph, "all") || !strcmp(ph, phase))
             sum = vf__sat_add(sum, e->components[i].bytes);
     }
     return sum;
 }
 
-static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m,
-                                    const struct vf_workload *w, struct vf_estimate *e,
-                                    struct vf_error *err)
+static enum vf_err comfyui_run(struct vf_arena *a, const struct vf_model *m,
+                               const struct vf_workload *w, struct vf_estimate *e,
+                               struct vf_error *err)
 {
     char b1[32], b2[32], b3[32];
     const struct vf_pipeline *p = m->pipeline;
-    if (!p)
-        return vf__errf(err, VF_EINVAL, "'%s' is not an image/video pipeline", m->id);
-    if (w->task != VF_TASK_IMAGE && w->task != VF_TASK_VIDEO)
-        return vf__errf(err, VF_EINVAL, "engine comfyui estimates --task image or video");
-    if (w->task == VF_TASK_VIDEO && p->task == VF_TASK_IMAGE)
+    enum vf_err crc = vf__pipeline_begin(m, w, &vf__engine_comfyui, e, err);
+    if (crc)
+        return crc;
+    enum vf_dif_offload off = w->diffusion.offload;
+    if (off == VF_DOFF_MODEL_CPU || off == VF_DOFF_SEQUENTIAL)
         return vf__errf(err, VF_EINVAL,
-                        "'%s' generates images: --task video needs a video pipeline "
-                        "(wan2.2-t2v-a14b, wan2.1-t2v-14b, ...)",
-                        m->id);
-    uint32_t n = w->gpus ? w->gpus : 1;
-    const char *why;
-    if (!comfyui_can_split(m, w, n, &why))
-        return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, n, why);
-
-    e->model = *m;
-    e->engine = vf__engine_comfyui.name;
-    e->task = w->task;
-    e->gpus = 1;
-    e->users = 1;
-    e->ctx_tokens = 0;
-    e->kv_dtype = VF_DT_DEFAULT;
-    e->kv_bytes_per_token = VF_UNKNOWN;
-    e->host_bytes = 0;
+                        "--offload %s is a diffusers mode (--engine diffusers); ComfyUI offers "
+                        "lowvram, novram and block swap",
+                        vf_dif_offload_name(off));
+    if (off == VF_DOFF_BLOCK_SWAP && w->diffusion.block_swap > p->layers)
+        return vf__errf(err, VF_EINVAL,
+                        "--offload block-swap %u: '%s' has %u blocks (at most %u to swap)",
+                        w->diffusion.block_swap, m->id, p->layers, p->layers);
 
     vf__assume(a, e,
                "engine comfyui (ComfyUI at 00184d15, comfy/model_management.py): each phase "
@@ -174,7 +100,7 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                "peak is the largest phase without offloading weights (F-DIF-06)");
 
     struct vf_diffusion_opts o;
-    enum vf_err rc = resolve_opts(a, m, w, e, &o, err);
+    enum vf_err rc = vf__pipeline_resolve_opts(a, m, w, e, &o, err);
     if (rc)
         return rc;
     if (w->task == VF_TASK_IMAGE && p->task == VF_TASK_VIDEO)
@@ -183,6 +109,7 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
 
     /* F-DIF-01: the denoiser; one expert resident at a time */
     e->weights = w->weights.kind == VF_QK_NATIVE ? m->native : w->weights;
+    const char *why = NULL;
     uint64_t expert = vf__pipeline_denoiser_bytes(p, &e->weights, &why);
     if (expert == VF_UNKNOWN)
         return vf__errf(err, why ? VF_EUNSUPPORTED : VF_ERANGE, "--weights %s for '%s': %s",
@@ -194,7 +121,24 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                             ? vf_arena_printf(a, "%s, 1 of %u experts at a time (denoise)",
                                               e->weights.name, p->experts)
                             : vf_arena_printf(a, "%s (denoise)", e->weights.name);
-    vf__add_component(e, p->component, expert, "denoise", dnote);
+    /* F-DIF-12: block swap keeps N blocks in host RAM (moved in for their turn); lowvram and
+     * novram stream the weights by layer: what the card holds besides the step's needs, at
+     * least one block (comfy/model_management.py lowvram_model_memory) */
+    uint64_t block = expert / p->layers, resident = expert, host = 0;
+    if (off == VF_DOFF_BLOCK_SWAP) {
+        resident = expert - vf__sat_mul(block, w->diffusion.block_swap);
+        dnote = vf_arena_printf(a, "%s, %u of %u blocks swapped to host RAM", dnote,
+                                w->diffusion.block_swap, p->layers);
+    } else if (off == VF_DOFF_LOWVRAM || off == VF_DOFF_NOVRAM) {
+        resident = block;
+        dnote =
+            vf_arena_printf(a, "%s, streamed: %s", dnote,
+                            off == VF_DOFF_NOVRAM ? "--novram" : "--lowvram, at least one block");
+    }
+    host = vf__sat_add(host, expert - resident);
+    if (p->experts > 1 && off != VF_DOFF_NONE)
+        host = vf__sat_add(host, vf__sat_mul(expert, p->experts - 1)); /* the idle expert */
+    vf__add_component(e, p->component, resident, "denoise", dnote);
     if (e->weights.kind == VF_QK_GGUF_FTYPE)
         vf__assume(a, e,
                    "%s at its base type %s (ComfyUI-GGUF): norms, biases and other 1-D tensors "
@@ -215,7 +159,7 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                    vf_format_bytes(b2, sizeof b2, e->weights_bytes, VF_FMT_IEC));
 
     /* F-DIF-02: text encoders at their own storage; fp8 files with an 8-bit denoiser */
-    uint64_t te = vf__pipeline_encoder_bytes(p, low_bits);
+    uint64_t te = vf__pipeline_encoder_bytes(p, low_bits, &o.te_weights);
     char enames[128] = "";
     for (size_t i = 0; i < p->n_enc; i++) {
         bool f8 = low_bits && p->enc[i].fp8_file;
@@ -223,17 +167,34 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
         snprintf(enames + l, sizeof enames - l, "%s%s %s", i ? " + " : "", p->enc[i].name,
                  vf_dtype_name(f8 ? VF_DT_FP8 : p->enc[i].dtype));
     }
-    vf__add_component(e, "text_encoders", te, "encode", vf_arena_printf(a, "%s (encode)", enames));
+    enum vf_te_place tp = o.text_encoder;
+    if (off == VF_DOFF_NOVRAM && tp == VF_TE_DEFAULT)
+        tp = VF_TE_CPU;
+    if (tp == VF_TE_CPU) {
+        struct vf_component *c = vf__add_component(e, "text_encoders", te, NULL,
+                                                   vf_arena_printf(a, "%s, on the CPU", enames));
+        if (c)
+            c->device = VF_DEV_HOST;
+        host = vf__sat_add(host, te);
+        vf__add_component(e, "text_encoders", 0, "encode", "encoded on the CPU (encode)");
+    } else {
+        vf__add_component(
+            e, "text_encoders", te, tp == VF_TE_GPU ? "all" : "encode",
+            vf_arena_printf(a, "%s (%s)", enames, tp == VF_TE_GPU ? "kept on the GPU" : "encode"));
+    }
     vf__assume(a, e,
                "text encoders %s: ComfyUI's default files are 16-bit; with weights below 16 bits "
                "the encoders that have an fp8 file use it, as ComfyUI's fp8 workflows do "
                "(F-DIF-02)",
                enames);
 
-    /* F-DIF-01: the VAE */
-    uint64_t vae = vf_dtype_bytes(p->vae_dtype, p->vae_params);
+    /* F-DIF-01: the VAE (at --vae-dtype when given) */
+    struct vf_pipeline pv = *p;
+    if (o.vae_dtype != VF_DT_DEFAULT)
+        pv.vae_dtype = o.vae_dtype;
+    uint64_t vae = vf_dtype_bytes(pv.vae_dtype, p->vae_params);
     vf__add_component(e, "vae", vae, "decode",
-                      vf_arena_printf(a, "%s (decode)", vf_dtype_name(p->vae_dtype)));
+                      vf_arena_printf(a, "%s (decode)", vf_dtype_name(pv.vae_dtype)));
 
     /* F-DIF-03: latent and tokens */
     struct vf_pipe_geom g;
@@ -267,7 +228,21 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                       : "",
         vf_format_bytes(b1, sizeof b1, phys, VF_FMT_IEC), p->act_widths, p->hidden,
         vf_format_bytes(b2, sizeof b2, res, VF_FMT_IEC), (double)p->factor_ppm / 1e6);
-    if (p->cfg) {
+    /* F-DIF-11: LoRA files, loaded next to the model while it is patched */
+    if (o.loras) {
+        uint64_t rank = o.lora_rank ? o.lora_rank : w->train.lora_rank ? w->train.lora_rank : 16;
+        uint64_t lb = vf__pipeline_lora_bytes(p, rank);
+        vf__add_component(e, "loras", vf__sat_mul(lb, o.loras), "denoise",
+                          vf_arena_printf(a, "%u x rank %llu, bf16 (denoise)", o.loras,
+                                          (unsigned long long)rank));
+        vf__assume(a, e,
+                   "%u LoRA file%s of rank %llu on every block's attention and MLP: %s each "
+                   "(F-DIF-11); ComfyUI patches them into the weights as it loads them",
+                   o.loras, o.loras > 1 ? "s" : "", (unsigned long long)rank,
+                   vf_format_bytes(b1, sizeof b1, lb, VF_FMT_IEC));
+    }
+    bool cfg = o.cfg == VF_CFG_ON || (o.cfg == VF_CFG_DEFAULT && p->cfg);
+    if (cfg) {
         /* F-DIF-05: samplers.py batches cond and uncond only when 1.5 x the reservation of
          * both fits in free memory; otherwise they run one after the other */
         uint64_t both = comfy_reservation(vf__sat_mul(area, 2), cs, p->factor_ppm);
@@ -277,19 +252,21 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                    "size; ComfyUI batches them (faster) when %s is free after loading",
                    vf_format_bytes(b1, sizeof b1, need, VF_FMT_IEC));
     } else {
-        vf__assume(a, e, "no classifier-free guidance: %s is guidance-distilled (cfg 1.0)",
-                   p->name);
+        vf__assume(a, e, "no classifier-free guidance: %s",
+                   p->cfg ? "--cfg off (cfg 1.0)"
+                          : vf_arena_printf(a, "%s is guidance-distilled (cfg 1.0)", p->name));
     }
     vf__add_component(e, "activations", DIF_MIN_INFERENCE_BYTES, "encode",
                       "ComfyUI's minimum inference memory (encode)");
 
     /* F-DIF-07: VAE decode, one sample at a time (ComfyUI decodes in batches that fit) */
-    uint64_t full = decode_bytes(p, g.lat_t, g.lat_h, g.lat_w);
-    uint64_t tile = DIF_TILE_PX / p->vae_spatial;
+    uint64_t full = vf__pipeline_decode_bytes(&pv, g.lat_t, g.lat_h, g.lat_w);
+    uint64_t tile_px = o.vae_tile ? o.vae_tile : DIF_TILE_PX;
+    uint64_t tile = tile_px / p->vae_spatial ? tile_px / p->vae_spatial : 1;
     uint64_t tile_t =
         p->vae_temporal > 1 ? (DIF_TILE_FRAMES - 1) / p->vae_temporal + 1 : DIF_TILE_FRAMES;
-    uint64_t tiled =
-        decode_bytes(p, min2(g.lat_t, tile_t), min2(g.lat_h, tile), min2(g.lat_w, tile));
+    uint64_t tiled = vf__pipeline_decode_bytes(&pv, min2(g.lat_t, tile_t), min2(g.lat_h, tile),
+                                               min2(g.lat_w, tile));
     uint64_t ovh = DIF_CUDA_CONTEXT_BYTES + DIF_COMFY_RESERVE_BYTES;
     bool use_tiled = o.tiled_vae;
     uint64_t budget = w->usable_bytes;
@@ -303,10 +280,10 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                    vf_format_bytes(b1, sizeof b1, full, VF_FMT_IEC));
     }
     uint64_t dec = max2(use_tiled ? tiled : full, DIF_MIN_INFERENCE_BYTES);
-    vf__add_component(e, "vae_decode", dec, "decode",
-                      use_tiled ? vf_arena_printf(a, "tiled, %llu px tiles (decode)",
-                                                  (unsigned long long)DIF_TILE_PX)
-                                : "whole latent, one sample (decode)");
+    vf__add_component(
+        e, "vae_decode", dec, "decode",
+        use_tiled ? vf_arena_printf(a, "tiled, %llu px tiles (decode)", (unsigned long long)tile_px)
+                  : "whole latent, one sample (decode)");
     vf__assume(a, e,
                "VAE decode %s: ComfyUI's estimate %u x %llu x %llu x 64 x 2 B%s (F-DIF-07); "
                "tiled %s",
@@ -346,7 +323,155 @@ static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m
                vf_format_bytes((char[32]){0}, 32, all, VF_FMT_IEC));
     if (e->total_bytes == VF_UNKNOWN)
         return vf__errf(err, VF_ERANGE, "the estimate for '%s' overflows 64 bits", m->id);
+    if (expert > resident) {
+        struct vf_component *c = vf__add_component(
+            e, p->component, host - (tp == VF_TE_CPU ? te : 0), NULL,
+            off == VF_DOFF_BLOCK_SWAP ? "swapped blocks (and an idle expert) in host RAM"
+                                      : "streamed from host RAM");
+        if (c)
+            c->device = VF_DEV_HOST;
+        vf__assume(a, e,
+                   "%s: %s of the %s in host RAM; each step moves it over PCIe: %s (F-DIF-12)",
+                   off == VF_DOFF_BLOCK_SWAP ? "block swap" : vf_dif_offload_name(off),
+                   vf_format_bytes(b1, sizeof b1, expert - resident, VF_FMT_IEC), p->component,
+                   off == VF_DOFF_BLOCK_SWAP ? "slower steps, more so with more blocks"
+                                             : "expect several times slower");
+    }
+    e->host_bytes = host;
     return VF_OK;
+}
+
+/* The peak of x, VF_UNKNOWN when refused. */
+static uint64_t peak_of(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *x)
+{
+    struct vf_estimate y;
+    memset(&y, 0, sizeof y);
+    return comfyui_run(a, m, x, &y, NULL) ? VF_UNKNOWN : y.total_bytes;
+}
+
+/*
+ * F-DIF-13: ComfyUI's fixes in our guide's order, each estimated on the changed workload:
+ * fp8 weights, GGUF Q8_0 (16 GB cards), Q5_K_M and Q4_K_S (12 GB), VAE Decode (Tiled), batch 1,
+ * a lower resolution, fewer frames at 480p, block swap (the fewest blocks that fit), the text
+ * encoders on the CPU; then the Manager's unload buttons and --lowvram, slowest last.
+ */
+static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
+                        const struct vf_estimate *e0, struct vf_estimate *e)
+{
+    const struct vf_pipeline *p = m->pipeline;
+    const struct vf_diffusion_opts *o = &e0->diffusion;
+    unsigned bits = vf_quant_bits(&e0->weights);
+    for (int i = 0; i < 11; i++) {
+        struct vf_workload x = *w;
+        const char *flags = NULL, *cost = NULL;
+        x.diffusion.width = o->width;
+        x.diffusion.height = o->height;
+        x.diffusion.frames = o->frames;
+        x.diffusion.batch = o->batch;
+        switch (i) {
+        case 0:
+        case 1:
+        case 2:
+        case 3: {
+            static const char *const q[] = {"fp8", "Q8_0", "Q5_K_M", "Q4_K_S"};
+            static const unsigned b[] = {8, 9, 6, 5};
+            static const char *const c[] = {
+                "the fp8_e4m3fn file; a small quality cost",
+                "ComfyUI-GGUF Unet Loader; close to 16-bit quality, for 16 GB cards",
+                "ComfyUI-GGUF; for 12 GB cards, some loss of detail",
+                "ComfyUI-GGUF; for 12 GB cards, visible loss of detail"};
+            if (bits <= b[i] || vf_quant_parse(q[i], &x.weights, NULL))
+                continue;
+            flags = vf_arena_printf(a, "--weights %s", q[i]);
+            cost = c[i];
+            break;
+        }
+        case 4:
+            if (o->tiled_vae)
+                continue;
+            x.diffusion.tiled_vae = true;
+            flags = "--vae-decode tiled";
+            cost = "VAE Decode (Tiled); slower decode, rare seams";
+            break;
+        case 5:
+            if (o->batch < 2)
+                continue;
+            x.diffusion.batch = 1;
+            flags = "--batch 1";
+            cost = "batch_size 1 in Empty Latent Image; run the batch in turn";
+            break;
+        case 6: {
+            uint32_t st = p->vae_spatial * (p->patch_h > p->patch_w ? p->patch_h : p->patch_w);
+            uint32_t wd = o->width * 3 / 4 / st * st, ht = o->height * 3 / 4 / st * st;
+            if (p->task == VF_TASK_VIDEO || wd < 512 || ht < 512)
+                continue;
+            x.diffusion.width = wd;
+            x.diffusion.height = ht;
+            flags = vf_arena_printf(a, "--width %u --height %u", wd, ht);
+            cost = "a lower resolution, then a tiled upscale";
+            break;
+        }
+        case 7:
+            if (p->task != VF_TASK_VIDEO || (o->frames <= 49 && o->width * o->height <= 832 * 480))
+                continue;
+            x.diffusion.frames = o->frames > 49 ? 49 : o->frames;
+            x.diffusion.width = o->width * o->height > 832 * 480 ? 832 : o->width;
+            x.diffusion.height = o->width * o->height > 832 * 480 ? 480 : o->height;
+            flags = vf_arena_printf(a, "--frames %u --res %ux%u", x.diffusion.frames,
+                                    x.diffusion.width, x.diffusion.height);
+            cost = "a shorter, smaller video";
+            break;
+        case 8: {
+            if (w->diffusion.offload != VF_DOFF_NONE)
+                continue;
+            uint32_t lo = 1, hi = p->layers, found = 0;
+            x.diffusion.offload = VF_DOFF_BLOCK_SWAP;
+            while (lo <= hi) { /* the fewest blocks that fit */
+                uint32_t mid = lo + (hi - lo) / 2;
+                x.diffusion.block_swap = mid;
+                uint64_t z = peak_of(a, m, &x);
+                if (z != VF_UNKNOWN && z <= w->usable_bytes) {
+                    found = mid;
+                    hi = mid - 1;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            x.diffusion.block_swap = found ? found : p->layers;
+            flags = vf_arena_printf(a, "--offload block-swap %u", x.diffusion.block_swap);
+            cost = "blocks_to_swap (WanVideoWrapper) / block swap nodes; slower steps";
+            break;
+        }
+        case 9:
+            if (o->text_encoder == VF_TE_CPU)
+                continue;
+            x.diffusion.text_encoder = VF_TE_CPU;
+            flags = "--text-encoder cpu";
+            cost = "the CLIP/T5 loader's device: cpu; slower prompt encoding";
+            break;
+        default:
+            if (w->diffusion.offload != VF_DOFF_NONE)
+                continue;
+            x.diffusion.offload = VF_DOFF_LOWVRAM;
+            flags = "--offload lowvram";
+            cost = "ComfyUI --lowvram (or --reserve-vram); expect several times slower";
+            break;
+        }
+        vf__fix_saving(a, e, peak_of(a, m, &x), w->usable_bytes, flags, cost);
+    }
+    vf__fix(a, e,
+            "if the workflow changed in this session: Manager > Unload Models / Free model and "
+            "node cache (the old model may still be loaded)");
+}
+
+static enum vf_err comfyui_estimate(struct vf_arena *a, const struct vf_model *m,
+                                    const struct vf_workload *w, struct vf_estimate *e,
+                                    struct vf_error *err)
+{
+    enum vf_err rc = comfyui_run(a, m, w, e, err);
+    if (!rc && w->usable_bytes && w->usable_bytes != VF_UNKNOWN && e->total_bytes > w->usable_bytes)
+        comfy_fixes(a, m, w, e, e);
+    return rc;
 }
 
 const struct vf_engine vf__engine_comfyui = {

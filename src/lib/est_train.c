@@ -570,20 +570,14 @@ static const char *together(struct vf_arena *a, const struct vf_model *m,
 static void fixes(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                   const struct run *r, struct vf_estimate *e)
 {
-    char b1[32], b2[32];
+    char b2[32];
     for (int k = 0; k < N_FIXES; k++) {
         struct vf_workload x = *w;
         x.usable_bytes = 0;
         struct fix f = {NULL, NULL};
         if (!apply_fix(a, fix_order[k], r, &x, &f))
             continue;
-        uint64_t y = peak_of(a, m, &x);
-        if (y == VF_UNKNOWN || y >= e->total_bytes)
-            continue;
-        vf_format_bytes(b1, sizeof b1, e->total_bytes - y, VF_FMT_IEC);
-        vf_format_bytes(b2, sizeof b2, y, VF_FMT_IEC);
-        vf__fix(a, e, "%s: saves %s, peak %s%s - %s", f.flags, b1, b2,
-                y <= w->usable_bytes ? " (fits)" : "", f.cost);
+        vf__fix_saving(a, e, peak_of(a, m, &x), w->usable_bytes, f.flags, f.cost);
     }
     /* together: in order until it fits, then without each one it fits without */
     int used[N_FIXES], n_used = 0;

@@ -210,7 +210,7 @@ enum vf_err vf__train_diffusion(struct vf_arena *a, const struct vf_model *m,
     vf__add_component(e, "master_weights", st.master, NULL, in.master_bytes ? "fp32 copy" : "none");
 
     /* text encoders and VAE: on the GPU unless their outputs are cached before training */
-    uint64_t te = t->cache_text ? 0 : vf__pipeline_encoder_bytes(p, false);
+    uint64_t te = t->cache_text ? 0 : vf__pipeline_encoder_bytes(p, false, NULL);
     uint64_t vae = t->cache_latents ? 0 : vf_dtype_bytes(p->vae_dtype, p->vae_params);
     vf__add_component(e, "text_encoders", te, NULL,
                       t->cache_text ? "embeddings cached: off the GPU" : "frozen, 16-bit");

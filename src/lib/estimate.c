@@ -14,7 +14,8 @@ static const struct vf_engine *const engines[] = {
     &vf__engine_generic, /* LLM inference (the default) */
     &vf__engine_pytorch, /* training and fine-tuning (the default) */
     &vf__engine_comfyui, /* image and video generation (the default) */
-    &vf__engine_vllm,    &vf__engine_llamacpp, &vf__engine_ollama, &vf__engine_transformers,
+    &vf__engine_vllm,         &vf__engine_llamacpp,  &vf__engine_ollama,
+    &vf__engine_transformers, &vf__engine_diffusers,
 };
 
 const struct vf_engine *const *vf_engines(size_t *n)
@@ -160,6 +161,18 @@ struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, 
     c->phase = phase;
     c->note = note;
     return c;
+}
+
+void vf__fix_saving(struct vf_arena *a, struct vf_estimate *e, uint64_t after, uint64_t usable,
+                    const char *flags, const char *cost)
+{
+    char b1[32], b2[32];
+    if (after == VF_UNKNOWN || after >= e->total_bytes)
+        return;
+    vf_format_bytes(b1, sizeof b1, e->total_bytes - after, VF_FMT_IEC);
+    vf_format_bytes(b2, sizeof b2, after, VF_FMT_IEC);
+    vf__fix(a, e, "%s: saves %s, peak %s%s - %s", flags, b1, b2, after <= usable ? " (fits)" : "",
+            cost);
 }
 
 uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu)

@@ -45,7 +45,7 @@ static uint64_t gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uin
     return ok;
 }
 
-enum knob_kind { KNOB_CTX, KNOB_USERS, KNOB_BATCH };
+enum knob_kind { KNOB_CTX, KNOB_USERS, KNOB_BATCH, KNOB_SIZE, KNOB_FRAMES };
 
 struct knob {
     struct vf_arena *a;
@@ -59,7 +59,17 @@ static bool fits_with(uint64_t v, void *ud)
 {
     struct knob *k = ud;
     struct vf_workload w = k->w;
-    if (k->kind == KNOB_CTX)
+    if (k->kind == KNOB_SIZE) { /* v steps of 16 px of width at the asked aspect */
+        uint64_t wd = v * 16, ht = wd * k->w.diffusion.height / k->w.diffusion.width / 16 * 16;
+        if (wd > 16384 || ht > 16384 || ht < 16)
+            return false;
+        w.diffusion.width = (uint32_t)wd;
+        w.diffusion.height = (uint32_t)ht;
+    } else if (k->kind == KNOB_FRAMES) { /* 4n + 1 frames (the video VAEs' form) */
+        if (v > 1024)
+            return false;
+        w.diffusion.frames = (uint32_t)(4 * v + 1);
+    } else if (k->kind == KNOB_CTX)
         w.ctx_tokens = v;
     else if (k->kind == KNOB_USERS)
         w.users = v;
@@ -116,6 +126,20 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
         k.kind = KNOB_BATCH;
         uint64_t b0 = e.diffusion.batch ? e.diffusion.batch : 1;
         out->max_batch = gallop(1, b0, 4096, fits_with, &k);
+        if (w->task == VF_TASK_TRAIN || !e.diffusion.width || !e.diffusion.height)
+            return VF_OK;
+        /* F-FIT-02: the largest size at the asked aspect, the most frames at the asked size */
+        k.w.diffusion = e.diffusion;
+        k.kind = KNOB_SIZE;
+        uint64_t s =
+            gallop(1, e.diffusion.width / 16 ? e.diffusion.width / 16 : 1, 1024, fits_with, &k);
+        out->max_width = (uint32_t)(s * 16);
+        out->max_height = (uint32_t)(s * 16 * e.diffusion.height / e.diffusion.width / 16 * 16);
+        if (w->task == VF_TASK_VIDEO) {
+            k.kind = KNOB_FRAMES;
+            uint64_t f = gallop(0, e.diffusion.frames / 4, 1024, fits_with, &k);
+            out->max_frames = fits_with(f, &k) ? (uint32_t)(4 * f + 1) : 0;
+        }
         return VF_OK;
     }
 

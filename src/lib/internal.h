@@ -152,6 +152,7 @@ extern const struct vf__gpu_backend vf__gpu_backend_fake;
 extern const struct vf_engine vf__engine_generic;      /* est_generic.c: LLM inference */
 extern const struct vf_engine vf__engine_pytorch;      /* est_train.c: training, fine-tuning */
 extern const struct vf_engine vf__engine_comfyui;      /* est_diffusion.c: image and video */
+extern const struct vf_engine vf__engine_diffusers;    /* est_diffusers.c: image and video */
 extern const struct vf_engine vf__engine_vllm;         /* est_vllm.c */
 extern const struct vf_engine vf__engine_llamacpp;     /* est_llamacpp.c */
 extern const struct vf_engine vf__engine_ollama;       /* est_ollama.c */
@@ -172,6 +173,10 @@ void vf__extra_bool(struct vf_estimate *e, const char *key, bool v);
  * fix in the engine's own flags ("--max-model-len 16384  fits 4 users"), formatted in a. */
 void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
 void vf__fix(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
+/* A fix that lowers e's peak to `after` (VF_UNKNOWN: refused): "FLAGS: saves X, peak Y (fits)
+ * - COST", fits against `usable`; nothing when it saves nothing. */
+void vf__fix_saving(struct vf_arena *a, struct vf_estimate *e, uint64_t after, uint64_t usable,
+                    const char *flags, const char *cost);
 
 /* The sum of the components on one GPU (VF_DEV_ALL_GPUS ones and that GPU's own). */
 uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu);

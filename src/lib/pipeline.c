@@ -461,12 +461,145 @@ uint64_t vf__pipeline_denoiser_bytes(const struct vf_pipeline *p, const struct v
     return VF_UNKNOWN;
 }
 
-uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits)
+uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
+                                    const struct vf_quant *te)
 {
     uint64_t sum = 0;
+    bool given = te && te->kind != VF_QK_NATIVE;
     for (size_t i = 0; i < p->n_enc; i++) {
         enum vf_dtype t = low_bits && p->enc[i].fp8_file ? VF_DT_FP8 : p->enc[i].dtype;
-        sum = vf__sat_add(sum, vf_dtype_bytes(t, p->enc[i].params));
+        uint64_t b = vf_dtype_bytes(t, p->enc[i].params);
+        if (given) /* bits per parameter of the scheme, rounded up to bytes */
+            b = vf__div_ceil(vf__sat_mul(p->enc[i].params, vf_quant_bits(te)), 8);
+        sum = vf__sat_add(sum, b);
     }
     return sum;
+}
+
+uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch)
+{
+    return vf__sat_mul(vf__sat_mul(vf__sat_mul(seq_tokens, batch), p->act_widths),
+                       vf__sat_mul(p->hidden, 2));
+}
+
+uint64_t vf__pipeline_decode_bytes(const struct vf_pipeline *p, uint64_t lat_t, uint64_t lat_h,
+                                   uint64_t lat_w)
+{
+    uint64_t ds = vf_dtype_bytes(p->vae_dtype, 1);
+    uint64_t v = vf__sat_mul(vf__sat_mul((uint64_t)p->decode_coef, lat_h), lat_w);
+    v = vf__sat_mul(vf__sat_mul(v, 64), ds);
+    return p->decode_per_frame ? vf__sat_mul(v, lat_t) : v;
+}
+
+uint64_t vf__pipeline_lora_bytes(const struct vf_pipeline *p, uint64_t rank)
+{
+    uint64_t per = vf__sat_mul(rank, 10 * (uint64_t)p->hidden + 2 * (uint64_t)p->ffn);
+    return vf__sat_mul(vf__sat_mul(per, p->layers), 2);
+}
+
+enum vf_err vf__pipeline_resolve_opts(struct vf_arena *a, const struct vf_model *m,
+                                      const struct vf_workload *w, struct vf_estimate *e,
+                                      struct vf_diffusion_opts *o, struct vf_error *err)
+{
+    const struct vf_pipeline *p = m->pipeline;
+    char dflt[128] = "";
+    *o = w->diffusion;
+    if (!o->width) {
+        o->width = p->def_width;
+        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", width %u", o->width);
+    }
+    if (!o->height) {
+        o->height = p->def_height;
+        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", height %u", o->height);
+    }
+    if (w->task == VF_TASK_IMAGE) {
+        if (o->frames > 1)
+            return vf__errf(err, VF_EINVAL,
+                            "--frames %u: an image has 1 frame (use --task video with a video "
+                            "pipeline)",
+                            o->frames);
+        o->frames = 1;
+    } else if (!o->frames) {
+        o->frames = p->def_frames;
+        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", %u frames", o->frames);
+    }
+    if (!o->batch) {
+        o->batch = 1;
+        snprintf(dflt + strlen(dflt), sizeof dflt - strlen(dflt), ", batch 1");
+    }
+    uint32_t side = p->vae_spatial * (p->patch_h > p->patch_w ? p->patch_h : p->patch_w);
+    if (o->width < side || o->height < side || o->width > VF_PIPE_MAX_SIDE ||
+        o->height > VF_PIPE_MAX_SIDE)
+        return vf__errf(err, VF_ERANGE, "%ux%u: width and height must be %u to %u pixels", o->width,
+                        o->height, side, VF_PIPE_MAX_SIDE);
+    if (o->frames > VF_PIPE_MAX_FRAMES)
+        return vf__errf(err, VF_ERANGE, "--frames %u is over the limit of %u", o->frames,
+                        VF_PIPE_MAX_FRAMES);
+    if (o->batch > VF_PIPE_MAX_BATCH)
+        return vf__errf(err, VF_ERANGE, "--batch %u is over the limit of %u", o->batch,
+                        VF_PIPE_MAX_BATCH);
+    if (*dflt)
+        vf__assume(a, e, "%s: the pipeline's defaults (--width, --height, --frames, --batch)",
+                   dflt + 2);
+    /* F-DIF-03: sizes are whole latent cells of whole patches; ComfyUI's Empty Latent nodes
+     * floor the pixels to the VAE's cell (width // 8) and the model pads to its patch, so a
+     * size off the stride runs as the multiple below */
+    if (o->width % side || o->height % side) {
+        uint32_t wd = o->width / side * side, ht = o->height / side * side;
+        vf__assume(a, e,
+                   "%ux%u is not a multiple of %u (%u px VAE cells x %u patch): it runs as "
+                   "%ux%u, the multiple below",
+                   o->width, o->height, side, p->vae_spatial, side / p->vae_spatial, wd, ht);
+        o->width = wd;
+        o->height = ht;
+    }
+    if (o->width > 2 * p->def_width || o->height > 2 * p->def_height ||
+        (uint64_t)o->width * o->height > 4ULL * p->def_width * p->def_height)
+        vf__assume(a, e,
+                   "%ux%u is beyond what %s was trained for (native %ux%u): expect repeated "
+                   "subjects; generate at the native size and upscale",
+                   o->width, o->height, p->name, p->def_width, p->def_height);
+    if (p->task == VF_TASK_VIDEO && o->frames > 1 && o->frames > 2 * p->def_frames)
+        vf__assume(a, e, "%u frames is beyond the %u the model was trained on", o->frames,
+                   p->def_frames);
+    if (p->vae_temporal > 1 && (o->frames - 1) % p->vae_temporal)
+        vf__assume(a, e,
+                   "%u frames is not of the form %un+1 the VAE takes (%u, %u): ComfyUI's "
+                   "latent holds (%u - 1) / %u + 1 = %u latent frames",
+                   o->frames, p->vae_temporal,
+                   (o->frames - 1) / p->vae_temporal * p->vae_temporal + 1,
+                   ((o->frames - 1) / p->vae_temporal + 1) * p->vae_temporal + 1, o->frames,
+                   p->vae_temporal, (o->frames - 1) / p->vae_temporal + 1);
+    return VF_OK;
+}
+
+enum vf_err vf__pipeline_begin(const struct vf_model *m, const struct vf_workload *w,
+                               const struct vf_engine *eng, struct vf_estimate *e,
+                               struct vf_error *err)
+{
+    const struct vf_pipeline *p = m->pipeline;
+    if (!p)
+        return vf__errf(err, VF_EINVAL, "'%s' is not an image/video pipeline", m->id);
+    if (w->task != VF_TASK_IMAGE && w->task != VF_TASK_VIDEO)
+        return vf__errf(err, VF_EINVAL, "engine %s estimates --task image or video", eng->name);
+    if (w->task == VF_TASK_VIDEO && p->task == VF_TASK_IMAGE)
+        return vf__errf(err, VF_EINVAL,
+                        "'%s' generates images: --task video needs a video pipeline "
+                        "(wan2.2-t2v-a14b, wan2.1-t2v-14b, ...)",
+                        m->id);
+    uint32_t n = w->gpus ? w->gpus : 1;
+    const char *why = NULL;
+    if (!eng->can_split(m, w, n, &why))
+        return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, n,
+                        why ? why : "");
+    e->model = *m;
+    e->engine = eng->name;
+    e->task = w->task;
+    e->gpus = 1;
+    e->users = 1;
+    e->ctx_tokens = 0;
+    e->kv_dtype = VF_DT_DEFAULT;
+    e->kv_bytes_per_token = VF_UNKNOWN;
+    e->host_bytes = 0;
+    return VF_OK;
 }

@@ -3,7 +3,7 @@
  * (transformer or UNet, with the dimensions the activation formulas need), the text
  * encoders, the VAE and the defaults of a run. Private to pipeline.c (the reader of
  * data/pipelines/NAME.json) and est_diffusion.c (the ComfyUI engine); formulas F-DIF-nn
- * in docs/FORMULAS-diffusion.md.
+ * in docs/FORMULAS.md ("Diffusion").
  */
 #ifndef VRAMFIT_PIPELINE_H
 #define VRAMFIT_PIPELINE_H
@@ -89,8 +89,37 @@ void vf__pipeline_geom(const struct vf_pipeline *p, uint32_t width, uint32_t hei
 uint64_t vf__pipeline_denoiser_bytes(const struct vf_pipeline *p, const struct vf_quant *q,
                                      const char **why);
 
-/* F-DIF-02: bytes of all text encoders; fp8 for those with an fp8 file when `low_bits`
- * (the denoiser is below 16 bits), else their default dtype. */
-uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits);
+/* F-DIF-02: bytes of all text encoders: as `te` stores them when given (kind not NATIVE);
+ * else fp8 for those with an fp8 file when `low_bits` (the denoiser is below 16 bits), else
+ * their default dtype. */
+uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
+                                    const struct vf_quant *te);
+
+/* F-DIF-04: one denoising step's activations from the block structure: act_widths
+ * hidden-wide 16-bit tensors per token of seq_tokens x batch samples. */
+uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch);
+
+/* F-DIF-07: ComfyUI's decode estimate (sd.py memory_used_decode) for a latent of lat_t x
+ * lat_h x lat_w: coef x lat_h x lat_w x 64 (x lat_t for 3-D-conv VAEs) x dtype bytes. */
+uint64_t vf__pipeline_decode_bytes(const struct vf_pipeline *p, uint64_t lat_t, uint64_t lat_h,
+                                   uint64_t lat_w);
+
+/* F-DIF-11: bytes of one LoRA file of rank r on the denoiser's attention q, k, v, o and MLP
+ * up and down of every block, bf16: r (10h + 2 ffn) x layers x 2. */
+uint64_t vf__pipeline_lora_bytes(const struct vf_pipeline *p, uint64_t rank);
+
+/* F-DIF-03: the width, height, frames and batch of w with the pipeline's defaults for 0,
+ * checked against the limits; sizes off the VAE-cell x patch stride are floored as ComfyUI
+ * does and said in e's assumptions, as are sizes beyond the native ones. */
+enum vf_err vf__pipeline_resolve_opts(struct vf_arena *a, const struct vf_model *m,
+                                      const struct vf_workload *w, struct vf_estimate *e,
+                                      struct vf_diffusion_opts *o, struct vf_error *err);
+
+/* What every image/video engine does first: checks for a pipeline, an image or video task the
+ * pipeline can do and a GPU count the engine can split over; then fills e's model, engine,
+ * task and the fields an image/video estimate does not use. */
+enum vf_err vf__pipeline_begin(const struct vf_model *m, const struct vf_workload *w,
+                               const struct vf_engine *eng, struct vf_estimate *e,
+                               struct vf_error *err);
 
 #endif /* VRAMFIT_PIPELINE_H */

@@ -72,6 +72,12 @@ static json_t *fit_json(const struct vf_fit *f)
     json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(f->max_ctx_tokens));
     json_object_set_new(o, "max_users", vf__json_bytes(f->max_users));
     json_object_set_new(o, "max_batch", vf__json_bytes(f->max_batch));
+    if (f->max_width) {
+        json_object_set_new(o, "max_width", json_integer(f->max_width));
+        json_object_set_new(o, "max_height", json_integer(f->max_height));
+    }
+    if (f->max_frames)
+        json_object_set_new(o, "max_frames", json_integer(f->max_frames));
     if (f->why_not)
         json_object_set_new(o, "why_not", json_string(f->why_not));
     return o;

@@ -290,6 +290,13 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
             sb_printf(&s, "  largest batch: %llu (--batch %llu)\n",
                       (unsigned long long)fit->max_batch, (unsigned long long)fit->max_batch);
         }
+        if (!fit->why_not && fit->max_width && e->task != VF_TASK_TRAIN)
+            sb_printf(&s, "  largest size at this aspect: %ux%u (--width %u --height %u)\n",
+                      fit->max_width, fit->max_height, fit->max_width, fit->max_height);
+        if (!fit->why_not && fit->max_frames && e->task == VF_TASK_VIDEO) {
+            sb_printf(&s, "  most frames at %ux%u: %u (--frames %u)\n", e->diffusion.width,
+                      e->diffusion.height, fit->max_frames, fit->max_frames);
+        }
     }
     if (e->n_lines) {
         sb_printf(&s, "\n%s would print:\n", e->engine);

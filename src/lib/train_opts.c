@@ -1,6 +1,7 @@
 /*
- * train_opts.c - the training knobs by name: the names vramfit prints for each enum value and
- * vf_train_set, which takes a knob as the CLI, the web API or a config spells it. One table
+ * train_opts.c - the workload knobs by name: the names vramfit prints for each enum value,
+ * vf_train_set (training) and vf_diffusion_set (image/video), which take a knob as the CLI,
+ * the web API or a config spells it. One table
  * per knob holds every accepted spelling (ours first, then the engines': Hugging Face
  * TrainingArguments, LLaMA-Factory, torchtune, PyTorch FSDP, DeepSpeed).
  */
@@ -89,6 +90,30 @@ static const struct spelling switches[] = {
     {"on", 1}, {"off", 0}, {"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, END,
 };
 
+static const struct spelling dif_offloads[] = {
+    {"none", VF_DOFF_NONE},
+    {"lowvram", VF_DOFF_LOWVRAM},
+    {"novram", VF_DOFF_NOVRAM},
+    {"block-swap", VF_DOFF_BLOCK_SWAP},
+    {"model-cpu", VF_DOFF_MODEL_CPU},
+    {"sequential", VF_DOFF_SEQUENTIAL},
+    {"group", VF_DOFF_SEQUENTIAL},
+    {"enable_model_cpu_offload", VF_DOFF_MODEL_CPU},
+    {"enable_sequential_cpu_offload", VF_DOFF_SEQUENTIAL},
+    END,
+};
+
+static const struct spelling te_places[] = {
+    {"gpu", VF_TE_GPU},
+    {"cpu", VF_TE_CPU},
+    {"offload-after-encode", VF_TE_OFFLOAD_AFTER},
+    END,
+};
+
+static const struct spelling vae_decodes[] = {{"full", 0}, {"tiled", 1}, END};
+
+static const struct spelling cfgs[] = {{"on", VF_CFG_ON}, {"off", VF_CFG_OFF}, END};
+
 static const struct spelling stages[] = {
     {"0", VF_ZERO_0}, {"1", VF_ZERO_1}, {"2", VF_ZERO_2}, {"3", VF_ZERO_3}, END,
 };
@@ -135,6 +160,11 @@ const char *vf_offload_name(enum vf_offload o)
 const char *vf_accounting_name(enum vf_accounting a)
 {
     return name_of(accountings, (int)a);
+}
+
+const char *vf_dif_offload_name(enum vf_dif_offload o)
+{
+    return name_of(dif_offloads, (int)o);
 }
 
 /* Case-insensitive; '-' and '_' are the same letter (FULL_SHARD, full-shard). */
@@ -249,4 +279,29 @@ enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *v
                     "grad-checkpointing, flash-attn, fsdp, offload, accounting, liger, zero, "
                     "optimizer-in-bwd, lora-targets)",
                     key);
+}
+
+enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const char *value,
+                             struct vf_error *err)
+{
+    int v;
+    enum vf_err rc;
+    if (key && same(key, "offload")) {
+        if (!(rc = lookup(dif_offloads, "offload", value, &v, err)))
+            d->offload = (enum vf_dif_offload)v;
+    } else if (key && same(key, "text-encoder")) {
+        if (!(rc = lookup(te_places, "text-encoder", value, &v, err)))
+            d->text_encoder = (enum vf_te_place)v;
+    } else if (key && same(key, "vae-decode")) {
+        if (!(rc = lookup(vae_decodes, "vae-decode", value, &v, err)))
+            d->tiled_vae = v != 0;
+    } else if (key && same(key, "cfg")) {
+        if (!(rc = lookup(cfgs, "cfg", value, &v, err)))
+            d->cfg = (enum vf_cfg)v;
+    } else {
+        rc = vf__errf(err, VF_EINVAL,
+                      "image/video knob '%s' is unknown (offload, text-encoder, vae-decode, cfg)",
+                      key ? key : "");
+    }
+    return rc;
 }

@@ -341,13 +341,155 @@ static void malformed_files(void **state)
            "cannot parse");
 }
 
+/*
+ * F-DIF-12: block swap and the text encoders on the CPU. Wan 2.2 T2V-A14B fp8: one expert
+ * 14,288,491,584 params at 1 B (fp8 linears; the pipeline's bytes as F-DIF-01 counts them,
+ * E); a block is E / 40. --offload block-swap 20 leaves E - 20 x (E / 40) on the GPU; the host
+ * holds the 20 blocks and the idle expert: 20 x (E / 40) + E. --text-encoder cpu takes the
+ * encoders off the GPU (0 in the encode phase) and puts them in host RAM.
+ */
+static void block_swap_and_cpu_encoders(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("wan2.2-t2v-a14b");
+    struct vf_workload w = weights(VF_TASK_VIDEO, "fp8");
+    struct vf_estimate e0, e;
+    estimate(&m, &w, &e0);
+    uint64_t E = component_in(&e0, "transformer", "denoise"), block = E / 40;
+    w.diffusion.offload = VF_DOFF_BLOCK_SWAP;
+    w.diffusion.block_swap = 20;
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "transformer", "denoise"), E - 20 * block);
+    assert_u64(e.host_bytes, 20 * block + E);
+    w.diffusion.block_swap = 41; /* more blocks than the model has */
+    struct vf_error err = {0};
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+    w.diffusion.offload = VF_DOFF_NONE;
+    w.diffusion.text_encoder = VF_TE_CPU;
+    estimate(&m, &w, &e);
+    uint64_t te = component_in(&e0, "text_encoders", "encode");
+    assert_u64(component_in(&e, "text_encoders", "encode"), 0);
+    assert_u64(e.host_bytes, te);
+}
+
+/*
+ * F-DIF-11: a LoRA of rank 16 on FLUX.1 [dev]: 16 x (10 x 3072 + 2 x 12288) x 57 blocks x 2 B
+ * = 16 x 55,296 x 57 x 2 = 100,859,904 B per file; two files 201,719,808 B in the denoise
+ * phase. --cfg on doubles nothing in ComfyUI's estimate (it batches cond and uncond only when
+ * they fit) but is said; --text-encoder-weights fp8 stores T5-XXL (4,762,310,656) and CLIP-L
+ * (123,060,480) at 1 B: 4,885,371,136 B.
+ */
+static void loras_and_encoder_weights(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = image();
+    w.diffusion.loras = 2;
+    struct vf_estimate e;
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "loras", "denoise"), 201719808ULL);
+    w.diffusion.loras = 0;
+    assert_int_equal(vf_quant_parse("fp8", &w.diffusion.te_weights, NULL), VF_OK);
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "text_encoders", "encode"), 4885371136ULL);
+}
+
+/*
+ * F-DIF-14: the diffusers engine on FLUX.1 [dev] bf16 at 1024^2: everything resident, the
+ * transformer 2 x 11,901,408,320 + T5-XXL and CLIP-L 2 x 4,885,371,136 + the VAE 2 x
+ * 83,800,000 = 33,741,158,912 B (31.42 GiB: the 31.447 GB diffusers measured after loading,
+ * df-flux-dev-h100-bf16); the peak is the decode: + 2178 x 128 x 128 x 64 x 2 B =
+ * 4,567,597,056 (F-DIF-07) + the CUDA context 419,430,400 = 38,728,186,368.
+ * enable_model_cpu_offload with the transformer and T5 in bitsandbytes LLM.int8: both stay on
+ * the GPU (.to() cannot move 8-bit bitsandbytes models), so the peak is above the
+ * movable int8 run's by at least the encoders' bytes.
+ */
+static void diffusers_phases(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = image();
+    w.engine = "diffusers";
+    struct vf_estimate e;
+    estimate(&m, &w, &e);
+    uint64_t resident = component_in(&e, "transformer", NULL) +
+                        component_in(&e, "text_encoders", NULL) + component_in(&e, "vae", NULL);
+    assert_u64(resident, 33741158912ULL);
+    assert_u64(component_in(&e, "vae_decode", "decode"), 4567597056ULL);
+    assert_string_equal(e.peak_phase, "decode");
+    assert_u64(e.total_bytes, resident + 4567597056ULL + 419430400ULL);
+    w.diffusion.offload = VF_DOFF_MODEL_CPU;
+    struct vf_estimate off;
+    estimate(&m, &w, &off);
+    assert_true(off.total_bytes < e.total_bytes);
+    assert_true(off.host_bytes > 0);
+    assert_int_equal(vf_quant_parse("int8", &w.weights, NULL), VF_OK);
+    assert_int_equal(vf_quant_parse("int8", &w.diffusion.te_weights, NULL), VF_OK);
+    struct vf_estimate i8, q;
+    estimate(&m, &w, &i8);
+    assert_int_equal(vf_quant_parse("bnb-int8", &w.weights, NULL), VF_OK);
+    assert_int_equal(vf_quant_parse("bnb-int8", &w.diffusion.te_weights, NULL), VF_OK);
+    estimate(&m, &w, &q);
+    /* int8 T5-XXL + CLIP-L (4,885,371,136 B) and the transformer stay resident in every
+     * phase: at least the encoders more than the movable run's peak */
+    assert_string_equal(i8.peak_phase, "denoise");
+    assert_true(q.total_bytes >= i8.total_bytes + 4885371136ULL);
+    bool said = false;
+    for (size_t i = 0; i < q.n_assumptions; i++)
+        said |= strstr(q.assumptions[i], "stay on the GPU") != NULL;
+    assert_true(said);
+    /* the ComfyUI modes are refused by diffusers, and the other way round */
+    struct vf_error err = {0};
+    w.diffusion.offload = VF_DOFF_LOWVRAM;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+}
+
+/*
+ * F-DIF-03: sizes off the stride are floored as ComfyUI does (Flux: 8 px cells x patch 2 =
+ * 16): 1000 x 1000 runs as 992 x 992 = 62 x 62 = 3844 tokens.
+ * F-FIT-02: the largest size at the aspect and the most frames (4n + 1) that fit.
+ */
+static void stride_and_solvers(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = image();
+    w.diffusion.width = w.diffusion.height = 1000;
+    struct vf_estimate e;
+    estimate(&m, &w, &e);
+    assert_int_equal(e.diffusion.width, 992);
+    assert_u64(e.diffusion_tokens, 3844);
+    struct vf_model v = th_model("wan2.2-t2v-a14b");
+    struct vf_workload x = weights(VF_TASK_VIDEO, "fp8");
+    x.diffusion.width = 1280;
+    x.diffusion.height = 720;
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(th_arena, &v, &x, "rtx-5090", 33677180928ULL, 1, &f, &err), VF_OK);
+    assert_true(f.max_frames >= 81 && (f.max_frames - 1) % 4 == 0);
+    assert_true(f.max_width >= 1280 && f.max_width % 16 == 0);
+    /* one more step of each no longer fits */
+    struct vf_estimate big;
+    x.diffusion.frames = f.max_frames + 4;
+    estimate(&v, &x, &big);
+    assert_true(big.total_bytes > 33677180928ULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(flux_guide_sizes),   cmocka_unit_test(flux_phases),
-        cmocka_unit_test(wan_tokens_experts), cmocka_unit_test(wan_small_encode_peak),
-        cmocka_unit_test(tiled_vae),          cmocka_unit_test(split_and_batch),
-        cmocka_unit_test(bad_workloads),      cmocka_unit_test(malformed_files),
+        cmocka_unit_test(flux_guide_sizes),
+        cmocka_unit_test(flux_phases),
+        cmocka_unit_test(wan_tokens_experts),
+        cmocka_unit_test(wan_small_encode_peak),
+        cmocka_unit_test(tiled_vae),
+        cmocka_unit_test(split_and_batch),
+        cmocka_unit_test(bad_workloads),
+        cmocka_unit_test(malformed_files),
+        cmocka_unit_test(block_swap_and_cpu_encoders),
+        cmocka_unit_test(loras_and_encoder_weights),
+        cmocka_unit_test(diffusers_phases),
+        cmocka_unit_test(stride_and_solvers),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -304,8 +304,9 @@ static void test_quant_parse_rejects(void **state)
         assert_int_equal(e.code, VF_EINVAL);
         assert_non_null(strstr(e.msg, "unknown weight format '"));
         assert_non_null(strstr(e.msg, bad[i]));
-        assert_non_null(strstr(e.msg, "accepted: fp32, bf16, fp16, fp8, int8, int4, awq, gptq, "
-                                      "nf4, mxfp4, nvfp4, or a GGUF type such as Q4_K_M"));
+        assert_non_null(strstr(e.msg,
+                               "accepted: fp32, bf16, fp16, fp8, int8, bnb-int8, int4, awq, gptq, "
+                               "nf4, mxfp4, nvfp4, or a GGUF type such as Q4_K_M"));
         assert_int_equal(((unsigned char *)&q)[0], 0x5a); /* untouched */
     }
     struct vf_error e;
