@@ -709,6 +709,9 @@ struct vf_pick {
     /* Cards left out because they cannot run the weights' precision natively. */
     size_t n_skipped;
     const char *skipped_why; /* "no native FP8 on this card" */
+    /* Multi-GPU offers the engine cannot use (ComfyUI runs a model on one card). */
+    size_t n_unsplittable;
+    const char *unsplittable_why;
     /* Our guide: move up a size when the fix costs quality. When the weights are 4-bit or
      * less, the cheapest offer in `currency` that holds the same workload at 8 bits. */
     bool low_bits;

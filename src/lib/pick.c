@@ -165,7 +165,10 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
                                        &r.fit, &r.est, err);
         if (rc)
             return rc;
-        if (r.fit.fits) {
+        if (r.fit.why_not && r.count > 1) {
+            out->n_unsplittable++;
+            out->unsplittable_why = r.fit.why_not;
+        } else if (r.fit.fits) {
             list[(*n)++] = r;
         } else if (mine && r.count == 1 && !r.fit.why_not) {
             bool seen = false;

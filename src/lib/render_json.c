@@ -267,6 +267,8 @@ char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const
         json_array_append_new(offers, offer_json(&p->short_rows[i], false, 0));
     json_object_set_new(o, "offers", offers);
     json_object_set_new(o, "skipped_for_precision", json_integer((json_int_t)p->n_skipped));
+    json_object_set_new(o, "skipped_multi_gpu", json_integer((json_int_t)p->n_unsplittable));
+    json_object_set_new(o, "skipped_multi_gpu_why", vf__json_str(p->unsplittable_why));
     if (p->low_bits) {
         json_t *u = json_object();
         json_object_set_new(u, "weights", json_string(p->upgrade_quant.name));

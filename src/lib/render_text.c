@@ -487,8 +487,9 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                       (unsigned long long)r->fit.max_ctx_tokens);
             n_fix++;
         }
-        /* training: the first single fix of the estimator's ladder that fits (F-TRAIN-19) */
-        for (size_t k = 0; n_fix >= 0 && e->task == VF_TASK_TRAIN && k < r->est.n_fixes; k++) {
+        /* training, image, video: the first single fix of the estimator's list that fits
+         * (F-TRAIN-19, F-DIF-13) */
+        for (size_t k = 0; n_fix >= 0 && e->task != VF_TASK_INFER && k < r->est.n_fixes; k++) {
             const char *fx = r->est.fixes[k], *colon = strchr(fx, ':');
             if (colon && strstr(fx, "(fits)") && strncmp(fx, "together", 8)) {
                 sb_printf(&s, "%s%.*s", n_fix ? ", or " : lead, (int)(colon - fx), fx);
@@ -577,6 +578,9 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
     if (p->n_skipped)
         sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped, p->skipped_why,
                   e->weights.name);
+    if (p->n_unsplittable)
+        sb_printf(&s, "\n  left out %zu multi-GPU offers: %s\n", p->n_unsplittable,
+                  p->unsplittable_why);
     const char *as_of = p->n_rows ? p->rows[0].offer->as_of : NULL;
     sb_printf(&s, "\n  headroom is per card; tight fit (< 10 %% headroom) marked");
     if (as_of)

@@ -475,6 +475,44 @@ static void stride_and_solvers(void **state)
     assert_true(big.total_bytes > 33677180928ULL);
 }
 
+/*
+ * F-DIF-01/03: the six pipelines issue 7 adds, at their native sizes (the files' defaults):
+ * tokens = latent frames x (rows / patch) x (columns / patch), the denoiser 2 B x params.
+ *   SD 3.5 Medium 1024^2: (1024 / 8 / 2)^2 = 64^2 = 4096; 2 x 2,469,663,936;
+ *   Qwen-Image 1328^2: (1328 / 16)^2 = 83^2 = 6889; 2 x 20,430,401,088;
+ *   Wan 2.2 TI2V-5B 1280x704x121 (VAE 16 x 16 x 4): (120 / 4 + 1) x (704 / 32) x (1280 / 32)
+ *     = 31 x 22 x 40 = 27,280; 2 x 4,999,787,712;
+ *   Wan 2.2 I2V-A14B 1280x720x81: 21 x 45 x 80 = 75,600; one expert 2 x 14,288,901,184;
+ *   HunyuanVideo 1280x720x129: (128 / 4 + 1) x 45 x 80 = 33 x 3600 = 118,800;
+ *     2 x 12,821,012,544;
+ *   LTX-Video 768x512x121 (VAE 32 x 32 x 8, patch 1): (120 / 8 + 1) x 16 x 24 = 6144;
+ *     2 x 1,923,385,472.
+ */
+static void new_pipelines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *id;
+        enum vf_task task;
+        uint64_t tokens, params;
+    } c[] = {
+        {"sd3.5-medium", VF_TASK_IMAGE, 4096, 2469663936ULL},
+        {"qwen-image", VF_TASK_IMAGE, 6889, 20430401088ULL},
+        {"wan2.2-ti2v-5b", VF_TASK_VIDEO, 27280, 4999787712ULL},
+        {"wan2.2-i2v-a14b", VF_TASK_VIDEO, 75600, 14288901184ULL},
+        {"hunyuanvideo", VF_TASK_VIDEO, 118800, 12821012544ULL},
+        {"ltx-video", VF_TASK_VIDEO, 6144, 1923385472ULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct vf_model m = th_model(c[i].id);
+        struct vf_workload w = {.task = c[i].task};
+        struct vf_estimate e;
+        estimate(&m, &w, &e);
+        assert_u64(e.diffusion_tokens, c[i].tokens);
+        assert_u64(component_in(&e, "transformer", "denoise"), 2 * c[i].params);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +528,7 @@ int main(void)
         cmocka_unit_test(loras_and_encoder_weights),
         cmocka_unit_test(diffusers_phases),
         cmocka_unit_test(stride_and_solvers),
+        cmocka_unit_test(new_pipelines),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
