@@ -1,7 +1,8 @@
 # vramfit - GNU Makefile. `make test` and `make run` install what is missing first.
 #
 #   make            build build/vramfit and build/libvramfit.a
-#   make run        build, then run the main job on the embedded catalog
+#   make run        build, then serve the web page and API on the embedded catalog
+#                   (http://127.0.0.1:8077/; LISTEN=127.0.0.1:0 picks a free port)
 #   make test       build, run unit + golden tests; ends with "N passed, N failed"
 #   make lint       clang-format check + cppcheck
 #   make bench      time whole-process estimate/pick (bench/speed.sh)
@@ -12,7 +13,7 @@
 
 CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
-DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev \
+DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev curl \
             libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev
 B       := build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
@@ -24,12 +25,15 @@ LDFLAGS += -fsanitize=$(SAN)
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is loaded with dlopen by hub.c (linking it costs ~12 ms per process start) and
-# libmicrohttpd is only the test hub's: the binary links jansson alone
+# libmicrohttpd by the server (src/server/serve.c): the binary links jansson alone
 PKG_LIBS   = $(shell pkg-config --libs jansson 2>/dev/null)
 TEST_LIBS  = $(shell pkg-config --libs $(PKGS) cmocka 2>/dev/null)
 
 LIB_SRC  := $(wildcard src/lib/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
+SRV_SRC  := $(wildcard src/server/*.c)
+SRV_OBJ  := $(SRV_SRC:src/server/%.c=$(B)/server/%.o) $(B)/server/web_assets.o
+WEB      := $(shell find web -type f 2>/dev/null | LC_ALL=C sort)
 LIB_OBJ  := $(LIB_SRC:src/lib/%.c=$(B)/lib/%.o) $(B)/lib/embedded_data.o
 CLI_OBJ  := $(CLI_SRC:src/cli/%.c=$(B)/cli/%.o)
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
@@ -42,7 +46,7 @@ FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
 FUZZ_SECONDS ?= 300
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy clean fuzz fuzz-smoke
+.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke
 # keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
 .SECONDARY:
 all: deps-quiet $(B)/vramfit
@@ -69,8 +73,15 @@ $(B)/libvramfit.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/cli/%.o: src/cli/%.c include/vramfit.h src/cli/cli.h | $(B)/cli
 	$(CC) $(CFLAGS) -c -o $@ $<
-$(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lm
+# the server: libmicrohttpd's header for its types; the library itself is dlopen()ed
+$(B)/server/%.o: src/server/%.c include/vramfit.h src/cli/cli.h src/server/server.h | $(B)/server
+	$(CC) $(CFLAGS) -Isrc/cli $(PKG_CFLAGS) -c -o $@ $<
+$(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
+	$(B)/embed -n web_files -i server.h web $(WEB) > $@.tmp && mv $@.tmp $@
+$(B)/server/web_assets.o: $(B)/server/web_assets.c
+	$(CC) $(CFLAGS) -Isrc/cli -Isrc/server -Wno-missing-prototypes -c -o $@ $<
+$(B)/vramfit: $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lpthread -lm
 
 # --- tests ---------------------------------------------------------------------
 $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h $(wildcard tests/helpers/*.c) \
@@ -100,10 +111,13 @@ fuzz-smoke: deps $(FUZZ_BIN)
 	@sh tests/fuzz/run.sh 5 $(FUZZ_BIN)
 
 run: deps $(B)/vramfit
-	$(B)/vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4
+	$(B)/vramfit serve $(if $(LISTEN),--listen $(LISTEN))
 
 bench: deps $(B)/vramfit
 	@sh bench/speed.sh $(B)/vramfit
+bench-serve: deps $(B)/vramfit
+	@command -v wrk >/dev/null 2>&1 || sh tools/deps.sh wrk
+	@sh bench/serve.sh $(B)/vramfit
 bench-inspect: deps $(B)/vramfit
 	@sh bench/inspect.sh $(B)/vramfit
 bench-peer: deps $(B)/vramfit
@@ -121,7 +135,7 @@ lint: deps
 fmt:
 	clang-format -i $(SRC_ALL)
 
-$(B) $(B)/lib $(B)/cli $(B)/tests $(B)/fuzz/obj:
+$(B) $(B)/lib $(B)/cli $(B)/server $(B)/tests $(B)/fuzz/obj:
 	@mkdir -p $@
 clean:
 	rm -rf $(B)

@@ -67,8 +67,35 @@ void cli_default_engine(struct cli_opts *o, const struct vf_model *m);
 /* Adds to e's assumptions what the CLI decided from the flags' spellings (llama.cpp -c). */
 void cli_note_flags(struct vf_arena *a, const struct cli_opts *o, struct vf_estimate *e);
 
-/* Writes text to stdout; returns EXIT_ERR when it could not. */
+/* Writes text to stdout (or the capture); returns EXIT_ERR when it could not. */
 int cli_print(const char *text);
+
+/*
+ * Capturing a command's output on this thread (vramfit serve): cli_print appends to `out`,
+ * errors keep the first message in `err` (without the "vramfit: error:" prefix), usage errors
+ * set `usage`, library errors their code. A command reading "-" reads `in` instead of stdin.
+ */
+#define CLI_CAPTURE_MAX (64 << 20)
+struct cli_capture {
+    char *out;
+    size_t out_len, out_cap;
+    char err[VF_ERROR_MSG_MAX];
+    bool usage;
+    enum vf_err lib_code;
+    const char *in;
+    size_t in_len;
+    bool has_in;
+};
+void cli_capture_begin(struct cli_capture *c);
+void cli_capture_begin_input(struct cli_capture *c, const char *in, size_t len);
+void cli_capture_end(struct cli_capture *c);
+const struct cli_capture *cli_capturing(void);
+
+/* One catalog shared by every command while the server runs (cli_catalog returns it). */
+void cli_set_shared_catalog(struct vf_catalog *c);
+struct vf_catalog *cli_shared_catalog(void);
+/* Closes a catalog cli_catalog returned (not the shared one). */
+void cli_catalog_close(struct vf_catalog *c);
 
 int cmd_estimate(int argc, char **argv);
 int cmd_pick(int argc, char **argv);
@@ -76,6 +103,7 @@ int cmd_catalog(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* src/server/serve.c */
 
 /* The help text of a subcommand (NULL for an unknown one). */
 const char *cli_help_text(const char *cmd);

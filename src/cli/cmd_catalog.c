@@ -4,11 +4,24 @@
 #include "cli.h"
 
 #include <string.h>
+#include <strings.h>
+
+/* Case-insensitive substring test; NULL haystacks never match. */
+static bool contains(const char *hay, const char *needle)
+{
+    if (!hay)
+        return false;
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (!strncasecmp(p, needle, n))
+            return true;
+    return !n;
+}
 
 int cmd_catalog(int argc, char **argv)
 {
     bool json = false, gpus = false, which = false;
-    const char *data_dir = NULL;
+    const char *data_dir = NULL, *q = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return cli_print(cli_help_text("catalog"));
@@ -18,6 +31,8 @@ int cmd_catalog(int argc, char **argv)
             data_dir = argv[++i];
         } else if (!strncmp(argv[i], "--data-dir=", 11)) {
             data_dir = argv[i] + 11;
+        } else if ((!strcmp(argv[i], "--search") || !strcmp(argv[i], "--q")) && i + 1 < argc) {
+            q = argv[++i];
         } else if (!which && (!strcmp(argv[i], "models") || !strcmp(argv[i], "gpus"))) {
             gpus = !strcmp(argv[i], "gpus");
             which = true;
@@ -31,9 +46,19 @@ int cmd_catalog(int argc, char **argv)
     if (!c)
         return EXIT_ERR;
     struct vf_arena *a = vf_arena_open(0);
-    int rc =
-        cli_print(json ? vf_render_catalog_json(a, c, gpus) : vf_render_catalog_text(a, c, gpus));
+    struct vf_catalog view = *c; /* --search: the models whose id, alias or name has it */
+    if (q && !gpus) {
+        struct vf_catalog_model *hits = vf_arena_alloc(a, (c->n_models + 1) * sizeof *hits);
+        view.n_models = 0;
+        for (size_t i = 0; hits && i < c->n_models; i++)
+            if (contains(c->models[i].id, q) || contains(c->models[i].alias, q) ||
+                contains(c->models[i].name, q))
+                hits[view.n_models++] = c->models[i];
+        view.models = hits;
+    }
+    int rc = cli_print(json ? vf_render_catalog_json(a, &view, gpus)
+                            : vf_render_catalog_text(a, &view, gpus));
     vf_arena_close(a);
-    vf_catalog_close(c);
+    cli_catalog_close(c);
     return rc;
 }

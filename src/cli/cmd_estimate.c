@@ -68,6 +68,6 @@ int cmd_estimate(int argc, char **argv)
         rc = EXIT_NO;
 out:
     vf_arena_close(a);
-    vf_catalog_close(cat);
+    cli_catalog_close(cat);
     return rc;
 }

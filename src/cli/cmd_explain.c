@@ -50,7 +50,10 @@ int cmd_explain(int argc, char **argv)
     if (o.gpus)
         o.w.gpus = o.gpus;
     bool is_stdin = !path || !strcmp(path, "-");
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    const struct cli_capture *cap = cli_capturing();
+    FILE *f = !is_stdin            ? fopen(path, "rb")
+              : cap && cap->has_in ? fmemopen((void *)cap->in, cap->in_len ? cap->in_len : 1, "rb")
+                                   : stdin;
     if (!f) {
         cli_error("cannot open '%s': %s", path, strerror(errno));
         return EXIT_ERR;
@@ -122,6 +125,6 @@ out:
     if (!is_stdin)
         fclose(f);
     vf_arena_close(a);
-    vf_catalog_close(cat);
+    cli_catalog_close(cat);
     return rc;
 }

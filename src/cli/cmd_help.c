@@ -16,6 +16,7 @@ static const char main_help[] =
     "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
     "  catalog models|gpus      the built-in models and cards (--json)\n"
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
+    "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -95,6 +96,24 @@ static const char pick_help[] =
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
 
+static const char serve_help[] =
+    "usage: vramfit serve [--listen HOST:PORT] [--data-dir DIR]\n"
+    "\n"
+    "Serves the VRAM selector and the OOM doctor (a web page) and the JSON API on\n"
+    "http://127.0.0.1:8077/ - loopback only: other machines cannot reach it unless --listen\n"
+    "names another address (0.0.0.0 for every interface). Port 0 picks a free port. The URL is\n"
+    "the first line on stdout; one line per request on stderr; Ctrl-C or SIGTERM stops it.\n"
+    "\n"
+    "API (JSON, exactly what the CLI prints with --json for the same flags):\n"
+    "  GET  /api/v1/estimate?model=M&ctx=32k&gpu=rtx-4090&...   vramfit estimate\n"
+    "  GET  /api/v1/pick?model=M&...                            vramfit pick\n"
+    "  POST /api/v1/explain?model=M  (the log as the body)      vramfit explain\n"
+    "  GET  /api/v1/inspect?model=hf:ORG/NAME                   vramfit inspect\n"
+    "  GET  /api/v1/models?q=llama   /api/v1/gpus               vramfit catalog\n"
+    "  GET  /api/v1/version   /healthz\n"
+    "Errors: {\"error\":{\"code\",\"message\"}} with status 400, 404, 405, 413, 422 or 500.\n"
+    "Limits: bodies 1 MiB (explain: 16 MiB), 256 connections, 30 s per connection.\n";
+
 static const char inspect_help[] =
     "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"
     "\n"
@@ -139,6 +158,8 @@ const char *cli_help_text(const char *cmd)
         return inspect_help;
     if (!strcmp(cmd, "explain"))
         return explain_help;
+    if (!strcmp(cmd, "serve"))
+        return serve_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;

@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
     {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
     {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
+    {"serve", cmd_serve},
 };
 
 int main(int argc, char **argv)
@@ -32,7 +33,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, help)",
+    cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
+              "help)",
               cmd);
     return EXIT_USAGE;
 }

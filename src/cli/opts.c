@@ -1,6 +1,6 @@
 /*
  * opts.c - the flags every workload command takes, in our spelling and in the engines'
- * (DESIGN section 8), the catalog and card resolution, and error printing.
+ * (DESIGN section 8), the catalog and card resolution.
  */
 #include "cli.h"
 
@@ -8,55 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("vramfit: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-int cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "vramfit %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n  'vramfit %s --help' lists the flags\n", cmd);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-int cli_lib_error(const struct vf_error *err)
-{
-    cli_error("%s", err->msg[0] ? err->msg : vf_strerror(err->code));
-    switch (err->code) {
-    case VF_EINVAL:
-        return EXIT_USAGE;
-    case VF_ENODEV:
-        return EXIT_NO;
-    default:
-        return EXIT_ERR;
-    }
-}
-
-int cli_print(const char *text)
-{
-    if (!text) {
-        cli_error("out of memory");
-        return EXIT_ERR;
-    }
-    if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
-        cli_error("cannot write the output");
-        return EXIT_ERR;
-    }
-    return EXIT_YES;
-}
-
 struct vf_catalog *cli_catalog(const char *data_dir)
 {
+    struct vf_catalog *shared = cli_shared_catalog();
+    if (shared)
+        return shared;
     if (!data_dir)
         data_dir = getenv("VRAMFIT_DATA_DIR");
     struct vf_catalog *c = NULL;

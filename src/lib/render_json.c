@@ -246,6 +246,19 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
         json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(r->fit.max_ctx_tokens));
         json_object_set_new(o, "max_users", vf__json_bytes(r->fit.max_users));
         json_object_set_new(o, "max_batch", vf__json_bytes(r->fit.max_batch));
+        json_object_set_new(o, "kv_dtype_fix",
+                            r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits
+                                ? json_string(vf_dtype_name(r->kv_fix))
+                                : json_null());
+        /* the first of the estimator's fixes that fits this card (training, image, video) */
+        json_t *fx = json_null();
+        for (size_t k = 0; k < r->est.n_fixes; k++)
+            if (strstr(r->est.fixes[k], "(fits)") && strncmp(r->est.fixes[k], "together", 8)) {
+                json_decref(fx);
+                fx = json_string(r->est.fixes[k]);
+                break;
+            }
+        json_object_set_new(o, "fix", fx);
     }
     return o;
 }

@@ -1,0 +1,309 @@
+/*
+ * serve.c - `vramfit serve [--listen 127.0.0.1:8077] [--data-dir DIR]`: the local web page and
+ * JSON API over libmicrohttpd (its thread pool; it parses HTTP, we never do). libmicrohttpd
+ * is loaded with dlopen the first time serve runs, as hub.c loads libcurl: linking it would
+ * cost every other command its start-up time. Limits: body size per route (srv_body_cap),
+ * connections, per-connection timeout and memory. One log line per request on stderr; the
+ * URL is the first line on stdout. SIGINT/SIGTERM stop it cleanly.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------ libmicrohttpd via dlopen */
+
+static struct {
+    struct MHD_Daemon *(*start)(unsigned int, uint16_t, MHD_AcceptPolicyCallback, void *,
+                                MHD_AccessHandlerCallback, void *, ...);
+    void (*stop)(struct MHD_Daemon *);
+    struct MHD_Response *(*from_buffer)(size_t, void *, enum MHD_ResponseMemoryMode);
+    enum MHD_Result (*add_header)(struct MHD_Response *, const char *, const char *);
+    enum MHD_Result (*queue)(struct MHD_Connection *, unsigned int, struct MHD_Response *);
+    void (*destroy)(struct MHD_Response *);
+    int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
+    const char *(*lookup)(struct MHD_Connection *, enum MHD_ValueKind, const char *);
+    const union MHD_DaemonInfo *(*daemon_info)(struct MHD_Daemon *, enum MHD_DaemonInfoType, ...);
+} mhd;
+
+static int load_mhd(void)
+{
+    static const char *const sonames[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
+    static const char *const names[] = {"MHD_start_daemon",
+                                        "MHD_stop_daemon",
+                                        "MHD_create_response_from_buffer",
+                                        "MHD_add_response_header",
+                                        "MHD_queue_response",
+                                        "MHD_destroy_response",
+                                        "MHD_get_connection_values",
+                                        "MHD_lookup_connection_value",
+                                        "MHD_get_daemon_info"};
+    void *lib = NULL;
+    for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && !lib; i++)
+        lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        cli_error("serve needs libmicrohttpd (apt-get install libmicrohttpd12): %s", dlerror());
+        return -1;
+    }
+    void *sym[sizeof names / sizeof names[0]];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(sym[i] = dlsym(lib, names[i]))) {
+            cli_error("libmicrohttpd lacks %s", names[i]);
+            return -1;
+        }
+    /* POSIX guarantees that dlsym's object pointers convert to function pointers */
+    memcpy(&mhd.start, &sym[0], sizeof mhd.start);
+    memcpy(&mhd.stop, &sym[1], sizeof mhd.stop);
+    memcpy(&mhd.from_buffer, &sym[2], sizeof mhd.from_buffer);
+    memcpy(&mhd.add_header, &sym[3], sizeof mhd.add_header);
+    memcpy(&mhd.queue, &sym[4], sizeof mhd.queue);
+    memcpy(&mhd.destroy, &sym[5], sizeof mhd.destroy);
+    memcpy(&mhd.values, &sym[6], sizeof mhd.values);
+    memcpy(&mhd.lookup, &sym[7], sizeof mhd.lookup);
+    memcpy(&mhd.daemon_info, &sym[8], sizeof mhd.daemon_info);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/* Per-connection state: the body so far and the clock for the log line. */
+struct conn {
+    char uri[208];
+    const char *method;
+    bool started;
+    char *body;
+    size_t len, cap, limit;
+    bool too_big;
+    struct timespec t0;
+    unsigned status;
+    size_t sent;
+};
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct srv_request *rq = cls;
+    if (rq->n_args == SRV_MAX_ARGS) {
+        rq->too_many_args = true;
+        return MHD_NO;
+    }
+    rq->args[rq->n_args].key = key;
+    rq->args[rq->n_args].value = value ? value : "";
+    rq->n_args++;
+    return MHD_YES;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *c, struct conn *k,
+                                     struct srv_response *r)
+{
+    struct MHD_Response *resp =
+        mhd.from_buffer(r->len, r->body, r->owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        if (r->owned)
+            free(r->body);
+        return MHD_NO;
+    }
+    mhd.add_header(resp, "Content-Type", r->type);
+    mhd.add_header(resp, "X-Content-Type-Options", "nosniff");
+    mhd.add_header(resp, "Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    mhd.add_header(resp, "Cache-Control", "no-store");
+    enum MHD_Result rc = mhd.queue(c, r->status, resp);
+    mhd.destroy(resp);
+    k->status = r->status;
+    k->sent = r->len;
+    return rc;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
+{
+    (void)cls;
+    (void)version;
+    struct conn *k = *con_cls; /* made by log_uri */
+    if (!k)
+        return MHD_NO;
+    if (!k->started) { /* the headers are in: set up, and refuse an announced body over the cap */
+        k->started = true;
+        k->method = method;
+        k->limit = srv_body_cap(method, url);
+        const char *cl = mhd.lookup(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > k->limit)
+            k->too_big = true;
+        return MHD_YES;
+    }
+    if (*upload_size) { /* a piece of the body */
+        if (!k->too_big && k->len + *upload_size > k->limit)
+            k->too_big = true;
+        if (!k->too_big) {
+            if (k->len + *upload_size + 1 > k->cap) {
+                size_t want = (k->len + *upload_size + 1) * 2;
+                if (want > k->limit + 1)
+                    want = k->limit + 1;
+                char *p = realloc(k->body, want);
+                if (!p)
+                    return MHD_NO;
+                k->body = p;
+                k->cap = want;
+            }
+            memcpy(k->body + k->len, upload, *upload_size);
+            k->len += *upload_size;
+            k->body[k->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    struct srv_response r = {0};
+    if (k->too_big) {
+        srv_error(&r, 413, "too_large", "the request body is over the limit of %zu bytes",
+                  k->limit);
+        return send_response(c, k, &r);
+    }
+    struct srv_request rq = {.method = method, .url = url};
+    mhd.values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
+    rq.body = k->body ? k->body : "";
+    rq.body_len = k->len;
+    srv_route(&rq, &r);
+    return send_response(c, k, &r);
+}
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode why)
+{
+    (void)cls;
+    (void)c;
+    struct conn *k = *con_cls;
+    if (!k)
+        return;
+    pthread_mutex_lock(&log_lock);
+    fprintf(stderr, "%s %s %u %zu B %.1f ms%s\n", k->method ? k->method : "-", k->uri, k->status,
+            k->sent, ms_since(&k->t0),
+            why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
+    pthread_mutex_unlock(&log_lock);
+    free(k->body);
+    free(k);
+    *con_cls = NULL;
+}
+
+/* The request's state, made when its line arrives (the uri_log callback's value becomes the
+ * request's *con_cls): the URI for the log line and the clock. */
+static void *log_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    struct conn *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &k->t0);
+    snprintf(k->uri, sizeof k->uri, "%.200s", uri ? uri : "");
+    return k;
+}
+
+/* ---------------------------------------------------------------------- main */
+
+static int parse_listen(const char *s, struct sockaddr_in *sa)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    if (!colon || (size_t)(colon - s) >= sizeof host)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    char *end;
+    unsigned long port = strtoul(colon + 1, &end, 10);
+    if (*end || port > 65535 || colon[1] == '\0')
+        return -1;
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    if (!strcmp(host, "localhost"))
+        strcpy(host, "127.0.0.1");
+    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    const char *listen = "127.0.0.1:8077", *data_dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return cli_print(cli_help_text("serve"));
+        if (!strcmp(argv[i], "--listen") && i + 1 < argc)
+            listen = argv[++i];
+        else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc)
+            data_dir = argv[++i];
+        else
+            return cli_usage(
+                "serve", "unexpected '%s' (serve [--listen HOST:PORT] [--data-dir DIR])", argv[i]);
+    }
+    struct sockaddr_in sa;
+    if (parse_listen(listen, &sa))
+        return cli_usage("serve",
+                         "--listen %s: expected an IPv4 address and port such as "
+                         "127.0.0.1:8077 (port 0 picks a free one)",
+                         listen);
+    struct vf_catalog *cat = cli_catalog(data_dir);
+    if (!cat)
+        return EXIT_ERR;
+    if (load_mhd()) {
+        vf_catalog_close(cat);
+        return EXIT_ERR;
+    }
+    cli_set_shared_catalog(cat);
+
+    /* the pool's threads inherit a mask that leaves SIGINT/SIGTERM to this thread */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned pool = ncpu > 1 ? (unsigned)ncpu : 1;
+    struct MHD_Daemon *d =
+        mhd.start(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, handle, NULL,
+                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, pool,
+                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNS,
+                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SRV_TIMEOUT_S,
+                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONN_MEM, MHD_OPTION_NOTIFY_COMPLETED,
+                  completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL, MHD_OPTION_END);
+    if (!d) {
+        cli_error("cannot listen on %s (in use, or not an address of this machine)", listen);
+        cli_set_shared_catalog(NULL);
+        vf_catalog_close(cat);
+        return EXIT_ERR;
+    }
+    const union MHD_DaemonInfo *info = mhd.daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    char host[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
+    printf("http://%s:%u/\n", host, info ? (unsigned)info->port : (unsigned)ntohs(sa.sin_port));
+    fflush(stdout);
+    fprintf(stderr,
+            "vramfit serve: %u threads, loopback only unless --listen says otherwise; "
+            "Ctrl-C stops\n",
+            pool);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "vramfit serve: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    mhd.stop(d);
+    cli_set_shared_catalog(NULL);
+    vf_catalog_close(cat);
+    return EXIT_YES;
+}

@@ -1,0 +1,59 @@
+/*
+ * server.h - what serve.c (the HTTP side: libmicrohttpd, limits, logging, signals) and api.c
+ * (the routes: the JSON API on the CLI's own commands, the embedded web page) share.
+ */
+#ifndef VRAMFIT_SERVER_H
+#define VRAMFIT_SERVER_H
+
+#include "cli.h"
+#include "internal.h"
+
+/* Request limits: query arguments, body sizes (a pasted log may be larger). */
+#define SRV_MAX_ARGS     64
+#define SRV_MAX_KEY      40
+#define SRV_MAX_VALUE    1024
+#define SRV_MAX_BODY     ((size_t)1 << 20)  /* 1 MiB */
+#define SRV_MAX_LOG_BODY ((size_t)16 << 20) /* 16 MiB: POST /api/v1/explain */
+#define SRV_MAX_CONNS    256
+#define SRV_TIMEOUT_S    30
+#define SRV_CONN_MEM     ((size_t)256 << 10)
+
+/* One query argument, decoded. */
+struct srv_arg {
+    const char *key, *value;
+};
+
+/* A request as the routes see it. */
+struct srv_request {
+    const char *method, *url;
+    struct srv_arg args[SRV_MAX_ARGS];
+    size_t n_args;
+    bool too_many_args;
+    const char *body;
+    size_t body_len;
+};
+
+/* What a route answers: a status, a content type and a body (malloc'ed or static). */
+struct srv_response {
+    unsigned status;
+    const char *type;
+    char *body; /* freed by the server when owned */
+    size_t len;
+    bool owned;
+};
+
+/* The body cap of a route (POST /api/v1/explain takes a pasted log). */
+size_t srv_body_cap(const char *method, const char *url);
+
+/* Answers one request (api.c). Never fails: errors are JSON responses. */
+void srv_route(const struct srv_request *rq, struct srv_response *out);
+
+/* A JSON error {"error":{"code","message"}} with its status. */
+void srv_error(struct srv_response *out, unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The embedded web assets (generated from web/ by tools/embed.c). */
+extern const struct vf__embedded_file vf__web_files[];
+extern const size_t vf__n_web_files;
+
+#endif /* VRAMFIT_SERVER_H */

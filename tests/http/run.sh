@@ -1,0 +1,113 @@
+#!/bin/sh
+# run.sh VRAMFIT - HTTP tests against a real `vramfit serve` on an ephemeral loopback port:
+# every endpoint, parity with the CLI's --json output (byte for byte), errors and their
+# statuses, limits (oversized bodies, argument counts), path traversal, concurrent requests,
+# and a clean stop on SIGTERM. Ends with "http: N passed, N failed". Needs curl.
+bin=${1:-build/vramfit}
+command -v curl >/dev/null 2>&1 || { echo "http: curl missing"; echo "http: 0 passed, 1 failed"; exit 1; }
+dir=$(mktemp -d)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+"$bin" serve --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
+pid=$!
+i=0
+while [ ! -s "$dir/out" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+url=$(head -n 1 "$dir/out")
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   http $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL http $1: $2"; }
+
+case "$url" in http://127.0.0.1:*/) ok "serve prints its loopback URL first ($url)" ;;
+*) bad "start" "no URL on stdout: $(cat "$dir/log")"; echo "http: $passed passed, $((failed + 1)) failed"; exit 1 ;;
+esac
+
+# status and body of one request: get PATH [curl args...] -> $dir/body, prints the status
+get() {
+    p=$1
+    shift
+    curl -s -o "$dir/body" -w '%{http_code}' "$@" "$url$p"
+}
+expect() { # NAME STATUS PATH [curl args...]
+    name=$1 want=$2
+    shift 2
+    got=$(get "$@")
+    if [ "$got" = "$want" ]; then ok "$name"; else bad "$name" "status $got, want $want: $(head -c 300 "$dir/body")"; fi
+}
+parity() { # NAME PATH -- CLI ARGS...: the API body equals the CLI's --json output
+    name=$1 p=$2
+    shift 3
+    code=$(get "$p")
+    "$bin" "$@" --json >"$dir/cli" 2>/dev/null
+    if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "$name"; else
+        bad "$name" "status $code; $(diff "$dir/body" "$dir/cli" | head -5)"
+    fi
+}
+
+expect "healthz" 200 healthz
+grep -q '^ok$' "$dir/body" && ok "healthz says ok" || bad "healthz body" "$(cat "$dir/body")"
+expect "version" 200 api/v1/version
+grep -q '"version"' "$dir/body" && grep -q '"comfyui"' "$dir/body" && ok "version lists the engines" || bad "version body" "$(head -c 200 "$dir/body")"
+expect "the page" 200 ""
+grep -q 'VRAM selector' "$dir/body" && ok "the page is the selector" || bad "page body" "no selector"
+expect "app.js" 200 app.js
+expect "style.css" 200 style.css
+
+parity "estimate = CLI" "api/v1/estimate?model=llama-3.1-8b&ctx=32k&users=4&gpu=rtx-4090" -- \
+    estimate llama-3.1-8b --ctx 32k --users 4 --gpu rtx-4090
+parity "estimate vllm = CLI" "api/v1/estimate?model=qwen3-32b&engine=vllm&gpu=h100-sxm&max-model-len=32768" -- \
+    estimate qwen3-32b --engine vllm --gpu h100-sxm --max-model-len 32768
+parity "estimate train = CLI" "api/v1/estimate?model=llama-3.1-8b&task=train&method=qlora&seq=4096&gpu=rtx-4090" -- \
+    estimate llama-3.1-8b --task train --method qlora --seq 4096 --gpu rtx-4090
+parity "estimate video = CLI" "api/v1/estimate?model=wan2.2-t2v-a14b&task=video&frames=81&res=720p&gpu=rtx-4090" -- \
+    estimate wan2.2-t2v-a14b --task video --frames 81 --res 720p --gpu rtx-4090
+parity "pick = CLI" "api/v1/pick?model=llama-3.1-70b&quant=Q4_K_M&ctx=32k&users=4&hours=3" -- \
+    pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3
+parity "models?q = CLI" "api/v1/models?q=qwen" -- catalog models --search qwen
+parity "gpus = CLI" "api/v1/gpus" -- catalog gpus
+parity "inspect = CLI" "api/v1/inspect?model=deepseek-v3" -- inspect deepseek-v3
+code=$(get "api/v1/explain?model=llama-3.1-8b&seq=2048&batch=4" -X POST --data-binary @tests/fixtures/explain/accelerate-backward.log)
+"$bin" explain tests/fixtures/explain/accelerate-backward.log --model llama-3.1-8b --seq 2048 --batch 4 --json >"$dir/cli"
+if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "explain (POST) = CLI"; else bad "explain (POST) = CLI" "status $code"; fi
+
+expect "unknown model: 404" 404 "api/v1/estimate?model=llama-3-70b"
+grep -q 'did you mean' "$dir/body" && grep -q '"not_found"' "$dir/body" && ok "404 suggests models" || bad "404 body" "$(cat "$dir/body")"
+expect "a local path is not read: 404" 404 "api/v1/estimate?model=/etc/passwd"
+expect "bad value: 400" 400 "api/v1/estimate?model=llama-3.1-8b&ctx=banana"
+grep -q '"bad_request"' "$dir/body" && ok "400 is a JSON error" || bad "400 body" "$(cat "$dir/body")"
+expect "unknown parameter: 400" 400 "api/v1/estimate?model=llama-3.1-8b&warp=9"
+expect "data-dir refused: 400" 400 "api/v1/estimate?model=llama-3.1-8b&data-dir=/etc"
+expect "odd key: 400" 400 "api/v1/estimate?model=llama-3.1-8b&%2E%2E%2Fx=1"
+expect "unknown endpoint: 404" 404 "api/v1/nothing"
+expect "wrong method: 405" 405 "api/v1/estimate?model=llama-3.1-8b" -X POST --data x
+expect "explain needs POST: 405" 405 "api/v1/explain"
+expect "no such page: 404" 404 "nothing.html"
+expect "path traversal: 404" 404 "..%2F..%2Fetc%2Fpasswd"
+head -c 2000000 /dev/zero | tr '\0' 'a' >"$dir/big"
+expect "body over 1 MiB: 413" 413 "api/v1/pick?model=llama-3.1-8b" -X POST --data-binary @"$dir/big"
+head -c 17000000 /dev/zero | tr '\0' 'a' >"$dir/huge"
+expect "log over 16 MiB: 413" 413 "api/v1/explain" -X POST --data-binary @"$dir/huge"
+expect "a 2 MB log is read: 200" 200 "api/v1/explain" -X POST --data-binary @"$dir/big"
+q="api/v1/estimate?model=llama-3.1-8b"
+n=0
+while [ $n -lt 70 ]; do q="$q&users=1"; n=$((n + 1)); done
+expect "over 64 arguments: 400" 400 "$q"
+
+# concurrent requests: 64 estimates, 8 at a time, all 200 with the same body
+seq 1 64 | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+    "${url}api/v1/estimate?model=llama-3.1-8b&ctx=8k&users={}" >"$dir/codes"
+if [ "$(grep -c '^200$' "$dir/codes")" = 64 ]; then ok "64 concurrent requests"; else bad "concurrent" "$(sort "$dir/codes" | uniq -c)"; fi
+lines=$(grep -c '^GET /api/v1/estimate?model=llama-3.1-8b&ctx=8k' "$dir/log")
+[ "$lines" = 64 ] && ok "one log line per request" || bad "log lines" "$lines of 64"
+
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] && grep -q 'SIGTERM, stopping' "$dir/log" && ok "SIGTERM stops it cleanly" || bad "SIGTERM" "exit $rc"
+echo "http: $passed passed, $failed failed"
+[ "$failed" = 0 ]
