@@ -98,6 +98,12 @@ golden: $(B)/vramfit
 golden-update: $(B)/vramfit
 	@sh tests/golden/run.sh --update $(B)/vramfit
 
+# the stub libnvidia-ml.so in four symbol sets, for t_gpu (the real dlopen path, no GPU)
+STUBS := $(foreach v,V1 V2 V3 CC,$(B)/tests/stub_nvml_$(v).so)
+$(B)/tests/stub_nvml_%.so: tests/helpers/stub_nvml.c | $(B)/tests
+	$(CC) -O1 -std=c11 -Wall -Wextra -Werror -shared -fPIC -DSTUB_$* -o $@ $<
+$(B)/tests/t_gpu: $(STUBS)
+
 # --- fuzzing: libFuzzer + ASan/UBSan; `make test` runs each target briefly -------------
 $(B)/fuzz/obj/%.o: src/lib/%.c $(LIB_HDR) | $(B)/fuzz/obj
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<

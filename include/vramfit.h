@@ -932,10 +932,15 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x);
 /* ---------------------------------------------------------------- GPU probe */
 
 struct vf_gpu_proc {
-    uint32_t pid;
-    uint64_t used_bytes;
-    const char *name;
+    uint32_t pid;        /* as the driver reports it (the host's, seen from a container) */
+    uint64_t used_bytes; /* VF_UNKNOWN when the driver does not say */
+    const char *name;    /* NULL when the process is not visible here */
     const char *cmdline;
+    const char *kind;      /* "compute", "graphics", "mps", "compute+graphics", NULL */
+    const char *container; /* container id from its cgroup (12 hex), NULL on the host */
+    uint32_t local_pid;    /* the PID in our namespace when it differs (matched), else 0 */
+    const char *match;     /* how local_pid was found: "only GPU process here", NULL */
+    const char *hint;      /* what it likely holds and what frees it (Jupyter, vLLM, ...) */
 };
 
 struct vf_gpu_dev {
@@ -945,7 +950,8 @@ struct vf_gpu_dev {
     uint64_t total_bytes; /* as nvidia-smi shows it */
     uint64_t used_bytes;
     uint64_t free_bytes;
-    uint32_t util_percent; /* UINT32_MAX unknown */
+    uint64_t reserved_bytes; /* driver/firmware reservation (NVML v2); VF_UNKNOWN unknown */
+    uint32_t util_percent;   /* UINT32_MAX unknown */
     struct vf_gpu_proc *procs;
     size_t n_procs;
 };
@@ -984,6 +990,15 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                           const struct vf_workload *w, double hours,
                           const struct vf_render_opts *o);
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* The GPUs of a snapshot: a table like nvidia-smi's with the processes named, and one line
+ * per GPU saying who holds the memory and how to free it (vramfit smi). */
+char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
+                          const struct vf_render_opts *o);
+char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s);
+/* Prometheus exposition format (vramfit serve /metrics): vramfit_gpu_memory_used_bytes,
+ * _total_bytes, _reserved_bytes, vramfit_gpu_utilization_ratio,
+ * vramfit_process_gpu_memory_bytes; base units (docs/METRICS in README). */
+char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot *s);
 /* What a model holds (vramfit inspect): architecture, parameters, weights, KV per token. */
 char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
                              const struct vf_render_opts *o);

@@ -17,6 +17,7 @@ static const char main_help[] =
     "  catalog models|gpus      the built-in models and cards (--json)\n"
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
+    "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -114,6 +115,17 @@ static const char serve_help[] =
     "Errors: {\"error\":{\"code\",\"message\"}} with status 400, 404, 405, 413, 422 or 500.\n"
     "Limits: bodies 1 MiB (explain: 16 MiB), 256 connections, 30 s per connection.\n";
 
+static const char smi_help[] =
+    "usage: vramfit smi [--json] [--ascii]\n"
+    "\n"
+    "The GPUs (NVML, loaded at run time; VRAMFIT_NVML_LIB names another library), their\n"
+    "memory with the driver's reservation apart, and every process holding memory: name,\n"
+    "command line, container. Inside a container the driver reports the host's PIDs; the\n"
+    "process here that holds /dev/nvidia* is matched to them when that is unambiguous.\n"
+    "One line per GPU says who holds most and how to free it.\n"
+    "environment: VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS=FILE (tests), VRAMFIT_SYSROOT\n"
+    "exit: 0, or 1 with the reason when no GPU is found\n";
+
 static const char inspect_help[] =
     "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"
     "\n"
@@ -160,6 +172,8 @@ const char *cli_help_text(const char *cmd)
         return explain_help;
     if (!strcmp(cmd, "serve"))
         return serve_help;
+    if (!strcmp(cmd, "smi"))
+        return smi_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;

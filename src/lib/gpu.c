@@ -1,7 +1,7 @@
 /*
- * gpu.c - the GPU probe: a table of backends behind one ops struct. Issue 2 has the fake
- * backend (a TSV of devices and processes) that golden tests and later explain, smi and run
- * use; NVML (dlopen) and amdgpu (sysfs) join the same table in issue 9.
+ * gpu.c - the GPU probe: a table of backends behind one ops struct: NVML (gpu_nvml.c, dlopen)
+ * and the fake backend (gpu_fake.c, a TSV of devices and processes for tests); amdgpu (sysfs)
+ * is still to come. The processes of a snapshot are then named from /proc (procscan.c).
  */
 #include "internal.h"
 
@@ -10,6 +10,7 @@
 #include <string.h>
 
 static const struct vf__gpu_backend *const backends[] = {
+    &vf__gpu_backend_nvml,
     &vf__gpu_backend_fake,
 };
 
@@ -30,6 +31,7 @@ enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, str
         enum vf_err rc = b->snapshot(a, out, &e);
         if (!rc && out->n_devs) {
             out->backend = b->name;
+            vf__procscan(a, out);
             return VF_OK;
         }
         if (rc && rc != VF_ENODEV) {
@@ -43,7 +45,7 @@ enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, str
     }
     if (!tried && want && *want)
         return vf__errf(err, VF_EINVAL,
-                        "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: fake)",
+                        "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: nvml, fake)",
                         want ? want : "");
     if (!*reasons)
         snprintf(reasons, sizeof reasons,

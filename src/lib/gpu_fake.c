@@ -58,6 +58,7 @@ static enum vf_err fake_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
             if (vf_parse_bytes(f[ci[4]], &d->used_bytes, NULL) || d->used_bytes > d->total_bytes)
                 return bad(err, &t, r, "used", "a size no larger than total");
             d->free_bytes = d->total_bytes - d->used_bytes;
+            d->reserved_bytes = VF_UNKNOWN;
             uint64_t u;
             if (!strcmp(f[ci[5]], "?"))
                 d->util_percent = UINT32_MAX;
@@ -79,6 +80,7 @@ static enum vf_err fake_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
             p->pid = (uint32_t)pid;
             p->name = f[ci[2]];
             p->cmdline = f[ci[7]];
+            p->kind = "compute";
             if (vf_parse_bytes(f[ci[4]], &p->used_bytes, NULL))
                 return bad(err, &t, r, "used", "a size such as 20100MiB");
         } else {

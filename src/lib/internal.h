@@ -146,6 +146,11 @@ struct vf__gpu_backend {
     enum vf_err (*snapshot)(struct vf_arena *a, struct vf_gpu_snapshot *out, struct vf_error *err);
 };
 extern const struct vf__gpu_backend vf__gpu_backend_fake;
+extern const struct vf__gpu_backend vf__gpu_backend_nvml;
+/* procscan.c: names, command lines, containers and hints of the snapshot's processes, read
+ * from /proc under VRAMFIT_SYSROOT (default /); NVML PIDs from another PID namespace are
+ * matched to local GPU holders when unambiguous. */
+void vf__procscan(struct vf_arena *a, struct vf_gpu_snapshot *s);
 
 /* ---------------------------------------------------------------- engines */
 

@@ -409,3 +409,42 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
                         vf__json_bytes(vf_model_kv_bytes_per_token(m, kv)));
     return vf__json_finish(a, o);
 }
+
+char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s)
+{
+    json_t *o = json_object(), *gpus = json_array();
+    json_object_set_new(o, "backend", vf__json_str(s->backend));
+    for (size_t i = 0; i < s->n_devs; i++) {
+        const struct vf_gpu_dev *d = &s->devs[i];
+        json_t *g = json_object(), *procs = json_array();
+        json_object_set_new(g, "index", json_integer(d->index));
+        json_object_set_new(g, "name", vf__json_str(d->name));
+        json_object_set_new(g, "uuid", vf__json_str(d->uuid));
+        json_object_set_new(g, "total_bytes", vf__json_bytes(d->total_bytes));
+        json_object_set_new(g, "used_bytes", vf__json_bytes(d->used_bytes));
+        json_object_set_new(g, "free_bytes", vf__json_bytes(d->free_bytes));
+        json_object_set_new(g, "reserved_bytes", vf__json_bytes(d->reserved_bytes));
+        json_object_set_new(g, "utilization_percent",
+                            d->util_percent == UINT32_MAX ? json_null()
+                                                          : json_integer(d->util_percent));
+        for (size_t k = 0; k < d->n_procs; k++) {
+            const struct vf_gpu_proc *p = &d->procs[k];
+            json_t *j = json_object();
+            json_object_set_new(j, "pid", json_integer(p->pid));
+            json_object_set_new(j, "local_pid",
+                                p->local_pid ? json_integer(p->local_pid) : json_null());
+            json_object_set_new(j, "match", vf__json_str(p->match));
+            json_object_set_new(j, "used_bytes", vf__json_bytes(p->used_bytes));
+            json_object_set_new(j, "name", vf__json_str(p->name));
+            json_object_set_new(j, "cmdline", vf__json_str(p->cmdline));
+            json_object_set_new(j, "kind", vf__json_str(p->kind));
+            json_object_set_new(j, "container", vf__json_str(p->container));
+            json_object_set_new(j, "hint", vf__json_str(p->hint));
+            json_array_append_new(procs, j);
+        }
+        json_object_set_new(g, "processes", procs);
+        json_array_append_new(gpus, g);
+    }
+    json_object_set_new(o, "gpus", gpus);
+    return vf__json_finish(a, o);
+}

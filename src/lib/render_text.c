@@ -728,3 +728,141 @@ char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
     sb_printf(&s, "\n");
     return sb_done(&s);
 }
+
+/* ------------------------------------------------------------------ GPUs */
+
+/* The process holding the most memory of d (NULL when none is known). */
+static const struct vf_gpu_proc *top_proc(const struct vf_gpu_dev *d)
+{
+    const struct vf_gpu_proc *t = NULL;
+    for (size_t i = 0; i < d->n_procs; i++)
+        if (d->procs[i].used_bytes != VF_UNKNOWN && (!t || d->procs[i].used_bytes > t->used_bytes))
+            t = &d->procs[i];
+    return t;
+}
+
+char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
+                          const struct vf_render_opts *o)
+{
+    struct sb b = {.a = a};
+    bool ascii = o && o->ascii;
+    char b1[32], b2[32], b3[32];
+    for (size_t i = 0; i < s->n_devs; i++) {
+        const struct vf_gpu_dev *d = &s->devs[i];
+        sb_printf(&b, "GPU %u  %s%s%s\n", d->index, d->name ? d->name : "?", d->uuid ? "  " : "",
+                  d->uuid ? d->uuid : "");
+        sb_printf(&b, "  memory  %s of %s used, %s free",
+                  vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                  vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                  vf_format_bytes(b3, sizeof b3, d->free_bytes, VF_FMT_IEC));
+        if (d->reserved_bytes != VF_UNKNOWN && d->reserved_bytes)
+            sb_printf(&b, ", %s reserved by the driver",
+                      vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
+        if (d->util_percent != UINT32_MAX)
+            sb_printf(&b, "  ·  %u %% busy", d->util_percent);
+        sb_printf(&b, "\n  ");
+        bar(&b, d->used_bytes, d->total_bytes, ascii);
+        sb_printf(&b, "\n");
+        if (!d->n_procs) {
+            sb_printf(&b, "  no processes hold memory on it\n\n");
+            continue;
+        }
+        sb_printf(&b, "  %8s  %11s  %-16s  %-12s  %s\n", "PID", "memory", "process", "container",
+                  "command");
+        for (size_t k = 0; k < d->n_procs; k++) {
+            const struct vf_gpu_proc *p = &d->procs[k];
+            char pid[32];
+            snprintf(pid, sizeof pid, p->local_pid ? "%u=%u" : "%u", p->pid, p->local_pid);
+            sb_printf(&b, "  %8s  %11s  %-16.16s  %-12s  %.60s\n", pid,
+                      p->used_bytes == VF_UNKNOWN
+                          ? "?"
+                          : vf_format_bytes(b1, sizeof b1, p->used_bytes, VF_FMT_IEC),
+                      p->name ? p->name : "(not visible here)", p->container ? p->container : "-",
+                      p->cmdline ? p->cmdline : "");
+            if (p->match)
+                sb_printf(&b, "  %8s  PID %u here: %s\n", "", p->local_pid, p->match);
+        }
+        const struct vf_gpu_proc *t = top_proc(d);
+        if (t && t->used_bytes != VF_UNKNOWN) {
+            uint32_t kp = t->local_pid ? t->local_pid : t->pid;
+            sb_printf(&b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
+                      vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
+                      t->name ? t->name : "a process not visible here", kp,
+                      t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
+                      t->hint ? " - " : "", t->hint ? t->hint : "",
+                      t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
+        }
+        sb_printf(&b, "\n");
+    }
+    sb_printf(&b, "backend %s\n", s->backend ? s->backend : "?");
+    return sb_done(&b);
+}
+
+/* A label value with Prometheus's escapes (backslash, quote, newline). */
+static void prom_label(struct sb *b, const char *v)
+{
+    for (const char *p = v ? v : ""; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            sb_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            sb_printf(b, "\\n");
+        else
+            sb_printf(b, "%c", *p);
+    }
+}
+
+char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot *s)
+{
+    struct sb b = {.a = a};
+    static const struct {
+        const char *name, *help;
+        int what;
+    } m[] = {
+        {"vramfit_gpu_memory_total_bytes", "Memory of the GPU (DCGM_FI_DEV_FB_TOTAL, MiB there)",
+         0},
+        {"vramfit_gpu_memory_used_bytes", "Memory in use (DCGM_FI_DEV_FB_USED, MiB there)", 1},
+        {"vramfit_gpu_memory_reserved_bytes",
+         "Memory the driver and firmware reserve (DCGM_FI_DEV_FB_RESERVED)", 2},
+        {"vramfit_gpu_utilization_ratio", "Time the GPU was busy, 0-1 (DCGM_FI_DEV_GPU_UTIL, %)",
+         3},
+    };
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        sb_printf(&b, "# HELP %s %s\n# TYPE %s gauge\n", m[k].name, m[k].help, m[k].name);
+        for (size_t i = 0; i < s->n_devs; i++) {
+            const struct vf_gpu_dev *d = &s->devs[i];
+            uint64_t v = m[k].what == 0   ? d->total_bytes
+                         : m[k].what == 1 ? d->used_bytes
+                         : m[k].what == 2 ? d->reserved_bytes
+                                          : VF_UNKNOWN;
+            if (m[k].what == 3 && d->util_percent == UINT32_MAX)
+                continue;
+            if (m[k].what != 3 && v == VF_UNKNOWN)
+                continue;
+            sb_printf(&b, "%s{gpu=\"%u\",uuid=\"", m[k].name, d->index);
+            prom_label(&b, d->uuid);
+            sb_printf(&b, "\",name=\"");
+            prom_label(&b, d->name);
+            if (m[k].what == 3)
+                sb_printf(&b, "\"} %u.%02u\n", d->util_percent / 100, d->util_percent % 100);
+            else
+                sb_printf(&b, "\"} %llu\n", (unsigned long long)v);
+        }
+    }
+    sb_printf(&b, "# HELP vramfit_process_gpu_memory_bytes Memory a process holds on a GPU\n"
+                  "# TYPE vramfit_process_gpu_memory_bytes gauge\n");
+    for (size_t i = 0; i < s->n_devs; i++)
+        for (size_t k = 0; k < s->devs[i].n_procs; k++) {
+            const struct vf_gpu_proc *p = &s->devs[i].procs[k];
+            if (p->used_bytes == VF_UNKNOWN)
+                continue;
+            sb_printf(&b, "vramfit_process_gpu_memory_bytes{gpu=\"%u\",pid=\"%u\",name=\"",
+                      s->devs[i].index, p->pid);
+            prom_label(&b, p->name);
+            sb_printf(&b, "\",container=\"");
+            prom_label(&b, p->container);
+            sb_printf(&b, "\"} %llu\n", (unsigned long long)p->used_bytes);
+        }
+    return sb_done(&b);
+}

@@ -139,6 +139,7 @@ static void run(const struct srv_request *rq, const char *cmd, const char *posit
     else
         cli_capture_begin(&cap);
     int rc = !strcmp(cmd, "estimate")  ? cmd_estimate(argc, argv)
+             : !strcmp(cmd, "smi")     ? cmd_smi(argc, argv)
              : !strcmp(cmd, "pick")    ? cmd_pick(argc, argv)
              : !strcmp(cmd, "explain") ? cmd_explain(argc, argv)
              : !strcmp(cmd, "inspect") ? cmd_inspect(argc, argv)
@@ -158,6 +159,8 @@ static void run(const struct srv_request *rq, const char *cmd, const char *posit
         srv_error(out, 404, "not_found", "%s", cap.err);
     } else if (cap.lib_code == VF_EUNSUPPORTED) {
         srv_error(out, 422, "unsupported", "%s", cap.err);
+    } else if (cap.lib_code == VF_ENODEV) {
+        srv_error(out, 503, "no_gpu", "%s", cap.err);
     } else if (cap.lib_code == VF_EIO) {
         srv_error(out, 502, "upstream", "%s", cap.err);
     } else {
@@ -194,6 +197,20 @@ static void asset(const char *path, struct srv_response *out)
     srv_error(out, 404, "not_found", "no page '%.200s'", path);
 }
 
+/* A 200 answer with a malloc'ed body; 500 when it is NULL (out of memory). */
+static void answer(struct srv_response *out, char *body, const char *type)
+{
+    if (!body) {
+        srv_error(out, 500, "internal", "out of memory");
+        return;
+    }
+    out->status = 200;
+    out->type = type;
+    out->body = body;
+    out->len = strlen(body);
+    out->owned = true;
+}
+
 void srv_route(const struct srv_request *rq, struct srv_response *out)
 {
     const char *u = rq->url;
@@ -204,6 +221,20 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
         out->type = "text/plain; charset=utf-8";
         out->body = (char *)"ok\n";
         out->len = 3;
+        return;
+    }
+    if (!strcmp(u, "/metrics") && get) {
+        /* Prometheus: the GPUs now; no GPU is an empty set with the reason as a comment */
+        struct vf_arena *a = vf_arena_open(0);
+        struct vf_gpu_snapshot s;
+        struct vf_error err = {0};
+        char *text = NULL;
+        if (a && !vf_gpu_snapshot(a, &s, &err))
+            text = vf_render_gpus_prometheus(a, &s);
+        else if (a)
+            text = vf_arena_printf(a, "# no GPU found: %s\n", err.msg);
+        answer(out, text ? strdup(text) : NULL, "text/plain; version=0.0.4; charset=utf-8");
+        vf_arena_close(a);
         return;
     }
     if (strncmp(u, "/api/", 5)) {
@@ -221,16 +252,8 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
             json_array_append_new(
                 json_object_get(o, "engines"),
                 json_pack("{s:s,s:s}", "name", all[i]->name, "version", all[i]->version));
-        out->body = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
+        answer(out, o ? json_dumps(o, JSON_INDENT(2)) : NULL, "application/json");
         json_decref(o);
-        if (!out->body) {
-            srv_error(out, 500, "internal", "out of memory");
-            return;
-        }
-        out->status = 200;
-        out->type = "application/json";
-        out->len = strlen(out->body);
-        out->owned = true;
         return;
     }
     if (!strcmp(u, "/api/v1/estimate") && get)
@@ -243,16 +266,19 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
         run(rq, "catalog", NULL, "models", false, out);
     else if (!strcmp(u, "/api/v1/gpus") && get)
         run(rq, "catalog", NULL, "gpus", false, out);
+    else if (!strcmp(u, "/api/v1/smi") && get)
+        run(rq, "smi", NULL, NULL, false, out);
     else if (!strcmp(u, "/api/v1/explain") && post)
         run(rq, "explain", NULL, "-", true, out);
     else if (!strcmp(u, "/api/v1/estimate") || !strcmp(u, "/api/v1/pick") ||
              !strcmp(u, "/api/v1/explain") || !strcmp(u, "/api/v1/models") ||
              !strcmp(u, "/api/v1/gpus") || !strcmp(u, "/api/v1/inspect") ||
-             !strcmp(u, "/api/v1/version"))
+             !strcmp(u, "/api/v1/version") || !strcmp(u, "/api/v1/smi"))
         srv_error(out, 405, "method_not_allowed", "%s %s: use %s", rq->method, u,
                   !strcmp(u, "/api/v1/explain") ? "POST with the log as the body" : "GET");
     else
         srv_error(out, 404, "not_found",
-                  "no endpoint %.200s (estimate, pick, explain, inspect, models, gpus, version)",
+                  "no endpoint %.200s (estimate, pick, explain, inspect, models, gpus, smi, "
+                  "version; /metrics)",
                   u);
 }

@@ -12,6 +12,8 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM
+# the fake GPU backend for /metrics and /api/v1/smi (estimates do not probe GPUs)
+export VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS=tests/fixtures/gpus/two-4090.tsv
 "$bin" serve --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
 pid=$!
 i=0
@@ -70,6 +72,12 @@ parity "pick = CLI" "api/v1/pick?model=llama-3.1-70b&quant=Q4_K_M&ctx=32k&users=
 parity "models?q = CLI" "api/v1/models?q=qwen" -- catalog models --search qwen
 parity "gpus = CLI" "api/v1/gpus" -- catalog gpus
 parity "inspect = CLI" "api/v1/inspect?model=deepseek-v3" -- inspect deepseek-v3
+parity "smi = CLI" "api/v1/smi" -- smi
+expect "metrics" 200 metrics
+grep -q '^vramfit_gpu_memory_used_bytes{gpu="0",uuid="",name="NVIDIA GeForce RTX 4090"} 1073741824$' "$dir/body" &&
+    grep -q '^vramfit_process_gpu_memory_bytes{gpu="0",pid="4242",name="python",container=""} 1048576000$' "$dir/body" &&
+    grep -q '^# TYPE vramfit_gpu_utilization_ratio gauge$' "$dir/body" &&
+    ok "metrics: Prometheus names, labels and base units" || bad "metrics body" "$(head -c 400 "$dir/body")"
 code=$(get "api/v1/explain?model=llama-3.1-8b&seq=2048&batch=4" -X POST --data-binary @tests/fixtures/explain/accelerate-backward.log)
 "$bin" explain tests/fixtures/explain/accelerate-backward.log --model llama-3.1-8b --seq 2048 --batch 4 --json >"$dir/cli"
 if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "explain (POST) = CLI"; else bad "explain (POST) = CLI" "status $code"; fi

@@ -1,0 +1,148 @@
+/*
+ * t_gpu.c - the NVML backend through its real dlopen/dlsym path on a stub libnvidia-ml.so
+ * (tests/helpers/stub_nvml.c, four symbol sets): memory v2 with the reservation apart and the
+ * v1 fallback, the process-entry stride per symbol set (16, 24, 24 and 32 bytes: a wrong
+ * stride scrambles every PID after the first), compute and graphics lists deduplicated, the
+ * driver's error text, and the container case of procscan.c on a /proc fixture (F-GPU-01..03).
+ */
+#include "th.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define GIB (1ULL << 30)
+#define MIB (1ULL << 20)
+
+static char stub_dir[512];
+
+static struct vf_gpu_snapshot snap_with(const char *variant, enum vf_err want)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/stub_nvml_%s.so", stub_dir, variant);
+    setenv("VRAMFIT_NVML_LIB", path, 1);
+    unsetenv("VRAMFIT_GPU_BACKEND");
+    struct vf_gpu_snapshot s;
+    struct vf_error err = {0};
+    enum vf_err rc = vf_gpu_snapshot(th_arena, &s, &err);
+    if (rc != want)
+        fail_msg("%s: %d (%s), want %d", variant, rc, err.msg, want);
+    return s;
+}
+
+static const struct vf_gpu_proc *proc(const struct vf_gpu_dev *d, uint32_t pid)
+{
+    for (size_t i = 0; i < d->n_procs; i++)
+        if (d->procs[i].pid == pid)
+            return &d->procs[i];
+    fail_msg("no PID %u", pid);
+    return NULL;
+}
+
+/*
+ * F-GPU-01: nvmlDeviceGetMemoryInfo_v2 with version sizeof(nvmlMemory_v2_t) | 2 << 24 = 40 |
+ * 0x02000000: total 24 GiB, used 10 GiB, reserved 400 MiB apart. The v1 stub has no _v2: used
+ * is then 10 GiB + 400 MiB (v1 counts the reservation) and reserved is unknown.
+ */
+static void memory_v2_and_v1(void **state)
+{
+    (void)state;
+    struct vf_gpu_snapshot s = snap_with("V2", VF_OK);
+    assert_string_equal(s.backend, "nvml");
+    assert_int_equal(s.n_devs, 1);
+    assert_u64(s.devs[0].total_bytes, 24 * GIB);
+    assert_u64(s.devs[0].used_bytes, 10 * GIB);
+    assert_u64(s.devs[0].reserved_bytes, 400 * MIB);
+    assert_int_equal(s.devs[0].util_percent, 37);
+    assert_string_equal(s.devs[0].name, "NVIDIA GeForce RTX 4090");
+    s = snap_with("V1", VF_OK);
+    assert_u64(s.devs[0].used_bytes, 10 * GIB + 400 * MIB);
+    assert_u64(s.devs[0].reserved_bytes, VF_UNKNOWN);
+}
+
+/*
+ * F-GPU-02: the same three compute processes (4242: 8 GiB, 777: 1 GiB, 31337: 512 MiB) read
+ * with every symbol set's stride; 777 is also a graphics process (900 MiB): one entry,
+ * kind compute+graphics, the larger figure.
+ */
+static void process_strides(void **state)
+{
+    (void)state;
+    static const char *const variants[] = {"V1", "V2", "V3", "CC"};
+    for (size_t v = 0; v < 4; v++) {
+        struct vf_gpu_snapshot s = snap_with(variants[v], VF_OK);
+        const struct vf_gpu_dev *d = &s.devs[0];
+        assert_int_equal(d->n_procs, 3);
+        assert_u64(proc(d, 4242)->used_bytes, 8 * GIB);
+        assert_u64(proc(d, 777)->used_bytes, 1 * GIB);
+        assert_u64(proc(d, 31337)->used_bytes, 512 * MIB);
+        assert_string_equal(proc(d, 777)->kind, "compute+graphics");
+        assert_string_equal(proc(d, 4242)->kind, "compute");
+    }
+}
+
+/* The driver's own error text, and no library at all: a one-line reason, never a crash. */
+static void errors(void **state)
+{
+    (void)state;
+    setenv("STUB_NVML_FAIL", "init", 1);
+    struct vf_error err = {0};
+    char path[700];
+    snprintf(path, sizeof path, "%s/stub_nvml_V2.so", stub_dir);
+    setenv("VRAMFIT_NVML_LIB", path, 1);
+    struct vf_gpu_snapshot s;
+    assert_int_equal(vf_gpu_snapshot(th_arena, &s, &err), VF_ENODEV);
+    assert_non_null(strstr(err.msg, "Driver Not Loaded"));
+    unsetenv("STUB_NVML_FAIL");
+    setenv("VRAMFIT_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+    assert_int_equal(vf_gpu_snapshot(th_arena, &s, &err), VF_ENODEV);
+    assert_non_null(strstr(err.msg, "not found"));
+}
+
+/*
+ * F-GPU-03: inside a container. The /proc fixture (tests/fixtures/sysroot/container) has PID
+ * 4242 (python, Jupyter kernel, docker cgroup) and 777 (ollama serve); 31337 is not there:
+ * the driver's host PID of the only other local process holding /dev/nvidia0, PID 12, which
+ * is matched to it and said so. Names, container ids and hints come from /proc.
+ */
+static void container_names(void **state)
+{
+    (void)state;
+    setenv("VRAMFIT_SYSROOT", "tests/fixtures/sysroot/container", 1);
+    struct vf_gpu_snapshot s = snap_with("V3", VF_OK);
+    const struct vf_gpu_dev *d = &s.devs[0];
+    const struct vf_gpu_proc *p = proc(d, 4242);
+    assert_string_equal(p->name, "python3");
+    assert_non_null(strstr(p->cmdline, "ipykernel_launcher"));
+    assert_string_equal(p->container, "3f2a9c1b7d4e");
+    assert_non_null(strstr(p->hint, "Jupyter"));
+    assert_non_null(strstr(proc(d, 777)->hint, "Ollama"));
+    const struct vf_gpu_proc *m = proc(d, 31337);
+    assert_int_equal(m->local_pid, 12);
+    assert_string_equal(m->name, "vllm");
+    assert_non_null(m->match);
+    unsetenv("VRAMFIT_SYSROOT");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char self[512];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        snprintf(self, sizeof self, "%s", argv[0]);
+    else
+        self[n] = '\0';
+    snprintf(stub_dir, sizeof stub_dir, "%s", dirname(self));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(memory_v2_and_v1),
+        cmocka_unit_test(process_strides),
+        cmocka_unit_test(errors),
+        cmocka_unit_test(container_names),
+    };
+    return cmocka_run_group_tests(tests, th_setup, th_teardown);
+}
