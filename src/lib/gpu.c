@@ -1,7 +1,8 @@
 /*
- * gpu.c - the GPU probe: a table of backends behind one ops struct: NVML (gpu_nvml.c, dlopen)
- * and the fake backend (gpu_fake.c, a TSV of devices and processes for tests); amdgpu (sysfs)
- * is still to come. The processes of a snapshot are then named from /proc (procscan.c).
+ * gpu.c - the GPU probe: a table of backends behind one ops struct: NVML (gpu_nvml.c, dlopen),
+ * amdgpu (gpu_amdgpu.c, sysfs and DRM fdinfo) and the fake backend (gpu_fake.c, a TSV of
+ * devices and processes for tests). The processes of a snapshot are then named from /proc
+ * (procscan.c).
  */
 #include "internal.h"
 
@@ -11,6 +12,7 @@
 
 static const struct vf__gpu_backend *const backends[] = {
     &vf__gpu_backend_nvml,
+    &vf__gpu_backend_amdgpu,
     &vf__gpu_backend_fake,
 };
 
@@ -44,9 +46,10 @@ enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, str
                  rc ? e.msg : "no devices");
     }
     if (!tried && want && *want)
-        return vf__errf(err, VF_EINVAL,
-                        "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: nvml, fake)",
-                        want ? want : "");
+        return vf__errf(
+            err, VF_EINVAL,
+            "unknown GPU backend '%s' in VRAMFIT_GPU_BACKEND (available: nvml, amdgpu, fake)",
+            want ? want : "");
     if (!*reasons)
         snprintf(reasons, sizeof reasons,
                  "no GPU backend is built in yet besides 'fake' (VRAMFIT_GPU_BACKEND=fake)");

@@ -147,6 +147,7 @@ struct vf__gpu_backend {
 };
 extern const struct vf__gpu_backend vf__gpu_backend_fake;
 extern const struct vf__gpu_backend vf__gpu_backend_nvml;
+extern const struct vf__gpu_backend vf__gpu_backend_amdgpu;
 /* procscan.c: names, command lines, containers and hints of the snapshot's processes, read
  * from /proc under VRAMFIT_SYSROOT (default /); NVML PIDs from another PID namespace are
  * matched to local GPU holders when unambiguous. */
