@@ -14,7 +14,7 @@
 CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
 DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev curl \
-            libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev
+            libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux
 B       := build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
 CFLAGS  ?= -O2 -g
@@ -28,6 +28,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libmicrohttpd by the server (src/server/serve.c): the binary links jansson alone
 PKG_LIBS   = $(shell pkg-config --libs jansson 2>/dev/null)
 TEST_LIBS  = $(shell pkg-config --libs $(PKGS) cmocka 2>/dev/null)
+CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 
 LIB_SRC  := $(wildcard src/lib/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
@@ -81,7 +82,7 @@ $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
 	$(CC) $(CFLAGS) -Isrc/cli -Isrc/server -Wno-missing-prototypes -c -o $@ $<
 $(B)/vramfit: $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lpthread -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) $(CURSES_LIBS) -lpthread -lm
 
 # --- tests ---------------------------------------------------------------------
 $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h $(wildcard tests/helpers/*.c) \

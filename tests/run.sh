@@ -47,22 +47,23 @@ if [ "$mode" != unit ]; then
     passed=$((passed + ${gp:-0}))
     failed=$((failed + ${gf:-1}))
 fi
+# suites that print "NAME: N passed, N failed" last: HTTP, the terminal UI, the browser
+suite() { # NAME SCRIPT ARGS...
+    name=$1
+    shift
+    res=$(sh "$@" 2>&1)
+    printf '%s\n' "$res" | grep -v "^$name: " | grep -v '^ok '
+    n_ok=$(printf '%s\n' "$res" | grep -c '^ok ')
+    [ "$n_ok" -gt 0 ] && echo "ok   $name: $n_ok checks"
+    sp=$(printf '%s\n' "$res" | sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p")
+    sf=$(printf '%s\n' "$res" | sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p")
+    passed=$((passed + ${sp:-0}))
+    failed=$((failed + ${sf:-1}))
+}
 if [ "$mode" = all ]; then
-    res=$(sh tests/http/run.sh "$build/vramfit" 2>&1)
-    printf '%s\n' "$res" | grep -v '^http: ' | grep -v '^ok ' 
-    printf '%s\n' "$res" | grep -q '^ok ' && echo "ok   http: $(printf '%s\n' "$res" | grep -c '^ok ') checks"
-    hp=$(printf '%s\n' "$res" | sed -n 's/^http: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-    hf=$(printf '%s\n' "$res" | sed -n 's/^http: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-    passed=$((passed + ${hp:-0}))
-    failed=$((failed + ${hf:-1}))
-fi
-if [ "$mode" = all ]; then
-    res=$(sh tests/browser/run.sh "$build/vramfit" "$build/browser" 2>&1)
-    printf '%s\n' "$res" | grep -v '^browser: '
-    bp=$(printf '%s\n' "$res" | sed -n 's/^browser: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-    bf=$(printf '%s\n' "$res" | sed -n 's/^browser: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-    passed=$((passed + ${bp:-0}))
-    failed=$((failed + ${bf:-1}))
+    suite http tests/http/run.sh "$build/vramfit"
+    suite tui tests/tui/run.sh "$build/vramfit"
+    suite browser tests/browser/run.sh "$build/vramfit" "$build/browser"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

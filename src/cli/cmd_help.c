@@ -18,6 +18,7 @@ static const char main_help[] =
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
+    "  top [-d S] [-n N]        the same, live (ncurses; CSV when not a terminal)\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -126,6 +127,16 @@ static const char smi_help[] =
     "environment: VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS=FILE (tests), VRAMFIT_SYSROOT\n"
     "exit: 0, or 1 with the reason when no GPU is found\n";
 
+static const char top_help[] =
+    "usage: vramfit top [-d SECONDS] [-n COUNT] [--plain]\n"
+    "\n"
+    "The GPUs live: per GPU a memory bar and its history, the processes by memory (named as\n"
+    "vramfit smi names them). Keys: q quits, arrows select a process, k kills it after a\n"
+    "y/n confirmation. Not on a terminal, or with --plain: one CSV line per GPU per interval,\n"
+    "the columns of nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu.\n"
+    "  -d SECONDS   refresh interval (default 1)\n"
+    "  -n COUNT     stop after COUNT refreshes\n";
+
 static const char inspect_help[] =
     "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"
     "\n"
@@ -174,6 +185,8 @@ const char *cli_help_text(const char *cmd)
         return serve_help;
     if (!strcmp(cmd, "smi"))
         return smi_help;
+    if (!strcmp(cmd, "top"))
+        return top_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;

@@ -13,7 +13,7 @@ static const struct {
 } commands[] = {
     {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
     {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
-    {"serve", cmd_serve},       {"smi", cmd_smi},
+    {"serve", cmd_serve},       {"smi", cmd_smi},         {"top", cmd_top},
 };
 
 int main(int argc, char **argv)
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
     cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
-              "smi, help)",
+              "smi, top, help)",
               cmd);
     return EXIT_USAGE;
 }

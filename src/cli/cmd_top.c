@@ -1,0 +1,236 @@
+/*
+ * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain]`: the GPUs live. On a terminal an
+ * ncurses view: per GPU a memory bar and its history, the processes sorted by memory (names
+ * and containers from smi's snapshot), arrow keys to select one, `k` to kill it after a
+ * confirmation, `q` to quit. Not on a terminal (or --plain): one CSV line per GPU per
+ * interval, as `nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv
+ * -l 1` prints. -n stops after COUNT refreshes.
+ */
+#include "cli.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOP_HISTORY  60 /* samples of memory history per GPU */
+#define TOP_MAX_GPUS 16
+#define TOP_MAX_ROWS 256
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&t, &t) && errno == EINTR && !stop) {
+    }
+}
+
+/* --plain: CSV rows, nvidia-smi's columns. */
+static int plain(double interval, long count)
+{
+    printf("timestamp, index, name, memory.used [MiB], memory.total [MiB], utilization.gpu [%%]\n");
+    for (long i = 0; !stop && (count <= 0 || i < count); i++) {
+        struct vf_arena *a = vf_arena_open(0);
+        struct vf_gpu_snapshot s;
+        struct vf_error err = {0};
+        if (!a || vf_gpu_snapshot(a, &s, &err)) {
+            cli_error("%s", a ? err.msg : "out of memory");
+            vf_arena_close(a);
+            return EXIT_ERR;
+        }
+        char ts[32];
+        time_t now = time(NULL);
+        strftime(ts, sizeof ts, "%Y/%m/%d %H:%M:%S", localtime(&now));
+        for (size_t g = 0; g < s.n_devs; g++) {
+            const struct vf_gpu_dev *d = &s.devs[g];
+            printf("%s, %u, %s, %llu MiB, %llu MiB, ", ts, d->index, d->name ? d->name : "?",
+                   (unsigned long long)(d->used_bytes >> 20),
+                   (unsigned long long)(d->total_bytes >> 20));
+            if (d->util_percent == UINT32_MAX)
+                printf("[N/A]\n");
+            else
+                printf("%u %%\n", d->util_percent);
+        }
+        fflush(stdout);
+        vf_arena_close(a);
+        if (count <= 0 || i + 1 < count)
+            sleep_s(interval);
+    }
+    return EXIT_YES;
+}
+
+struct row {
+    uint32_t pid, kill_pid;
+    uint64_t bytes;
+    unsigned gpu;
+    char name[40], container[16];
+};
+
+static int by_bytes(const void *x, const void *y)
+{
+    const struct row *a = x, *b = y;
+    return a->bytes < b->bytes   ? 1
+           : a->bytes > b->bytes ? -1
+                                 : (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The history as a line of block heights (8 levels) scaled to the card. */
+static void spark(int y, int x, const uint64_t *h, size_t n, size_t at, uint64_t total, int w)
+{
+    static const char levels[] = " .:-=+*#";
+    for (int i = 0; i < w && (size_t)i < n; i++) {
+        uint64_t v = h[(at + TOP_HISTORY - (size_t)w + (size_t)i) % TOP_HISTORY];
+        int l = total ? (int)(v * 7 / total) : 0;
+        mvaddch(y, x + i, (chtype)levels[l < 0 ? 0 : l > 7 ? 7 : l]);
+    }
+}
+
+static int live(double interval, long count)
+{
+    static uint64_t hist[TOP_MAX_GPUS][TOP_HISTORY];
+    size_t at = 0, n_hist = 0;
+    int sel = 0;
+    struct row rows[TOP_MAX_ROWS];
+    initscr();
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
+    char status[160] = "q quit · arrows select · k kill";
+    for (long it = 0; !stop && (count <= 0 || it < count); it++) {
+        struct vf_arena *a = vf_arena_open(0);
+        struct vf_gpu_snapshot s;
+        struct vf_error err = {0};
+        erase();
+        int y = 0, w = COLS > 20 ? COLS : 20;
+        if (!a || vf_gpu_snapshot(a, &s, &err)) {
+            mvprintw(0, 0, "vramfit top: %s", a ? err.msg : "out of memory");
+            s.n_devs = 0;
+        }
+        size_t nr = 0;
+        for (size_t g = 0; g < s.n_devs && g < TOP_MAX_GPUS; g++) {
+            const struct vf_gpu_dev *d = &s.devs[g];
+            hist[g][at] = d->used_bytes;
+            char b1[32], b2[32];
+            mvprintw(y++, 0, "GPU %u  %s  %s / %s%s", d->index, d->name ? d->name : "?",
+                     vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                     vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                     d->util_percent != UINT32_MAX ? "" : "");
+            if (d->util_percent != UINT32_MAX)
+                printw("  %u %% busy", d->util_percent);
+            int bw = w - 4 > 60 ? 60 : w - 4;
+            int fill = d->total_bytes ? (int)(d->used_bytes * (uint64_t)bw / d->total_bytes) : 0;
+            mvaddch(y, 0, '[');
+            for (int i = 0; i < bw; i++)
+                mvaddch(y, 1 + i, i < fill ? '#' : ' ');
+            mvaddch(y++, 1 + bw, ']');
+            mvprintw(y, 0, " ");
+            spark(y++, 1, hist[g], n_hist + 1, at + 1, d->total_bytes, bw);
+            for (size_t k = 0; k < d->n_procs && nr < TOP_MAX_ROWS; k++) {
+                const struct vf_gpu_proc *p = &d->procs[k];
+                struct row *r = &rows[nr++];
+                memset(r, 0, sizeof *r);
+                r->pid = p->pid;
+                r->kill_pid = p->local_pid ? p->local_pid : p->name ? p->pid : 0;
+                r->bytes = p->used_bytes == VF_UNKNOWN ? 0 : p->used_bytes;
+                r->gpu = d->index;
+                snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "(not visible)");
+                snprintf(r->container, sizeof r->container, "%s",
+                         p->container ? p->container : "-");
+            }
+            y++;
+        }
+        qsort(rows, nr, sizeof rows[0], by_bytes);
+        if (sel >= (int)nr)
+            sel = nr ? (int)nr - 1 : 0;
+        attron(A_BOLD);
+        mvprintw(y++, 0, "%8s %4s %11s  %-24s %s", "PID", "GPU", "memory", "process", "container");
+        attroff(A_BOLD);
+        for (size_t i = 0; i < nr && y < LINES - 1; i++) {
+            char b1[32];
+            if ((int)i == sel)
+                attron(A_REVERSE);
+            mvprintw(y++, 0, "%8u %4u %11s  %-24.24s %s", rows[i].pid, rows[i].gpu,
+                     vf_format_bytes(b1, sizeof b1, rows[i].bytes, VF_FMT_IEC), rows[i].name,
+                     rows[i].container);
+            if ((int)i == sel)
+                attroff(A_REVERSE);
+        }
+        mvprintw(LINES - 1, 0, "%s", status);
+        refresh();
+        vf_arena_close(a);
+        at = (at + 1) % TOP_HISTORY;
+        if (n_hist + 1 < TOP_HISTORY)
+            n_hist++;
+        int c = getch(); /* waits up to the interval */
+        if (c == 'q' || c == 'Q')
+            break;
+        if (c == KEY_UP && sel > 0)
+            sel--;
+        if (c == KEY_DOWN && sel + 1 < (int)nr)
+            sel++;
+        if ((c == 'k' || c == 'K') && nr) {
+            const struct row *r = &rows[sel];
+            if (!r->kill_pid) {
+                snprintf(status, sizeof status, "PID %u is not visible here: cannot kill it",
+                         r->pid);
+                continue;
+            }
+            mvprintw(LINES - 1, 0, "kill %u (%s)? y/n ", r->kill_pid, r->name);
+            clrtoeol();
+            refresh();
+            cbreak();
+            int ans = getch();
+            halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
+            if (ans == 'y' || ans == 'Y')
+                snprintf(status, sizeof status, "%s",
+                         kill((pid_t)r->kill_pid, SIGTERM) ? strerror(errno) : "sent SIGTERM");
+            else
+                snprintf(status, sizeof status, "not killed");
+        }
+    }
+    endwin();
+    return EXIT_YES;
+}
+
+int cmd_top(int argc, char **argv)
+{
+    double interval = 1.0;
+    long count = 0;
+    bool force_plain = false;
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return cli_print(cli_help_text("top"));
+        if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+            interval = strtod(argv[++i], &end);
+            if (*end || interval < 0.05 || interval > 3600)
+                return cli_usage("top", "-d %s: expected seconds from 0.05 to 3600", argv[i]);
+        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            count = strtol(argv[++i], &end, 10);
+            if (*end || count < 1)
+                return cli_usage("top", "-n %s: expected a count of 1 or more", argv[i]);
+        } else if (!strcmp(argv[i], "--plain")) {
+            force_plain = true;
+        } else {
+            return cli_usage("top", "unexpected '%s' (top [-d SECONDS] [-n COUNT] [--plain])",
+                             argv[i]);
+        }
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (force_plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
+        return plain(interval, count);
+    return live(interval, count);
+}

@@ -1,0 +1,49 @@
+#!/bin/sh
+# run.sh VRAMFIT - drives `vramfit top` in a detached tmux session on the fake GPU backend:
+# the live view draws each GPU's bar and the process list, the arrow keys select, `k` asks
+# before killing (answered no here), `q` quits. Also the CSV fallback when not a terminal.
+# Ends with "tui: N passed, N failed"; skips (0 passed, 0 failed) without tmux.
+bin=${1:-build/vramfit}
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+fake="$PWD/tests/fixtures/gpus/two-4090.tsv"
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   tui $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL tui $1: $2"; }
+
+out=$(VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS="$fake" "$bin" top -n 2 -d 0.05 </dev/null | cat)
+[ "$(printf '%s\n' "$out" | grep -c ', NVIDIA GeForce RTX 4090, ')" = 4 ] &&
+    printf '%s\n' "$out" | grep -q '^timestamp, index, name, memory.used \[MiB\]' &&
+    ok "not a terminal: CSV, 2 GPUs x 2 refreshes" || bad "csv" "$out"
+
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "skip tui live view: tmux missing (make deps installs it)"
+    echo "tui: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit
+fi
+sock=vramfit-tui-$$
+t() { tmux -L "$sock" "$@"; }
+trap 't kill-server 2>/dev/null' EXIT INT TERM
+t new-session -d -s top -x 110 -y 30 \
+    "env VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS=$fake TERM=xterm $bin top -d 0.2"
+sleep 1.2
+screen=$(t capture-pane -p -t top)
+printf '%s\n' "$screen" | grep -q 'GPU 0  NVIDIA GeForce RTX 4090  1.00 GiB / 23.99 GiB' &&
+    ok "GPU 0 with its memory" || bad "gpu line" "$screen"
+printf '%s\n' "$screen" | grep -q '^\[##' && ok "memory bar drawn" || bad "bar" "$screen"
+printf '%s\n' "$screen" | grep -Eq '^ +4242 +0 +1000.00 MiB +python' && ok "process list" || bad "process" "$screen"
+t send-keys -t top Down
+t send-keys -t top k
+sleep 0.5
+screen=$(t capture-pane -p -t top)
+printf '%s\n' "$screen" | grep -q 'kill 4242 (python)? y/n' && ok "k asks before killing" || bad "kill prompt" "$screen"
+t send-keys -t top n
+sleep 0.5
+screen=$(t capture-pane -p -t top)
+printf '%s\n' "$screen" | grep -q 'not killed' && ok "n keeps it" || bad "answer" "$screen"
+t send-keys -t top q
+sleep 0.6
+t has-session -t top 2>/dev/null && bad "q" "still running" || ok "q quits"
+echo "tui: $passed passed, $failed failed"
+[ "$failed" = 0 ]
