@@ -14,7 +14,8 @@
 CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
 DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev curl \
-            libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux
+            libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux \
+            libxml2-utils
 B       := build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
 CFLAGS  ?= -O2 -g

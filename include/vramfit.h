@@ -969,6 +969,26 @@ struct vf_gpu_snapshot {
  */
 enum vf_err vf_gpu_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out, struct vf_error *err);
 
+/* ------------------------------------------------------------ measuring a run */
+
+/* One sample of a run: milliseconds since the start, the device's used memory, the device's
+ * use before the start, and what the command's process tree holds (F-RUN-01/02). */
+struct vf_run_sample {
+    double t_ms;
+    uint64_t device_used, baseline, tree_bytes;
+};
+/* The PIDs of root's process tree (root first) from /proc under VRAMFIT_SYSROOT. */
+size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap);
+/* What the tree holds on device (-1: every device) in snapshot s. */
+uint64_t vf_run_tree_bytes(const struct vf_gpu_snapshot *s, const uint32_t *tree, size_t n,
+                           int device);
+/* The index of the peak sample (F-RUN-03). */
+size_t vf_run_peak(const struct vf_run_sample *t, size_t n);
+/* The samples as CSV; the timeline as an SVG (total: the card, 0 unknown; oom_ms < 0: none). */
+char *vf_render_run_csv(struct vf_arena *a, const struct vf_run_sample *t, size_t n);
+char *vf_render_run_svg(struct vf_arena *a, const struct vf_run_sample *t, size_t n, uint64_t total,
+                        double oom_ms);
+
 /* ---------------------------------------------------------------- renderers */
 
 struct vf_render_opts {

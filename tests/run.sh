@@ -63,6 +63,7 @@ suite() { # NAME SCRIPT ARGS...
 if [ "$mode" = all ]; then
     suite http tests/http/run.sh "$build/vramfit"
     suite tui tests/tui/run.sh "$build/vramfit"
+    suite run tests/run/run.sh "$build/vramfit"
     suite browser tests/browser/run.sh "$build/vramfit" "$build/browser"
 fi
 echo "$passed passed, $failed failed"

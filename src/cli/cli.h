@@ -106,6 +106,7 @@ int cmd_help(int argc, char **argv);
 int cmd_serve(int argc, char **argv); /* src/server/serve.c */
 int cmd_smi(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* The help text of a subcommand (NULL for an unknown one). */
 const char *cli_help_text(const char *cmd);

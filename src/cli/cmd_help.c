@@ -19,6 +19,7 @@ static const char main_help[] =
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
     "  top [-d S] [-n N]        the same, live (ncurses; CSV when not a terminal)\n"
+    "  run [flags] -- CMD       run CMD and measure its real GPU memory peak; explain an OOM\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -137,6 +138,19 @@ static const char top_help[] =
     "  -d SECONDS   refresh interval (default 1)\n"
     "  -n COUNT     stop after COUNT refreshes\n";
 
+static const char run_help[] =
+    "usage: vramfit run [--interval MS] [--device N] [--plot FILE.svg] [--csv FILE]\n"
+    "                   [--report FILE] [--json] [--explain auto|off] -- CMD ARGS...\n"
+    "\n"
+    "Runs CMD and samples what its whole process tree holds on the GPU (every 10 ms by\n"
+    "default), with the device's use before the start as the baseline; at the end the peak,\n"
+    "when it happened, the headroom it left and a verdict go to stderr (--json: as JSON;\n"
+    "--report FILE: into FILE). CMD's stdin, stdout and stderr pass through untouched; when it\n"
+    "dies of an out-of-memory error the diagnosis and fixes follow its output.\n"
+    "  --plot FILE.svg   the timeline: device and process tree, the card, the peak, the OOM\n"
+    "  --csv FILE        the raw samples\n"
+    "exit: CMD's exit status (128 + N for signal N, 127 when it cannot start)\n";
+
 static const char inspect_help[] =
     "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"
     "\n"
@@ -187,6 +201,8 @@ const char *cli_help_text(const char *cmd)
         return smi_help;
     if (!strcmp(cmd, "top"))
         return top_help;
+    if (!strcmp(cmd, "run"))
+        return run_help;
     if (!strcmp(cmd, "help"))
         return main_help;
     return NULL;

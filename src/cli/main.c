@@ -14,6 +14,7 @@ static const struct {
     {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
     {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
     {"serve", cmd_serve},       {"smi", cmd_smi},         {"top", cmd_top},
+    {"run", cmd_run},
 };
 
 int main(int argc, char **argv)
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
     cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
-              "smi, top, help)",
+              "smi, top, run, help)",
               cmd);
     return EXIT_USAGE;
 }

@@ -1,0 +1,208 @@
+/*
+ * run.c - measuring a run (vramfit run): what the command's whole process tree holds on the
+ * GPUs in one snapshot (its descendants found through /proc under VRAMFIT_SYSROOT, matched to
+ * the driver's PIDs directly or through procscan's local PID), the timeline of samples with
+ * its peak, and the report as text, JSON, CSV and an SVG timeline (our own small writer).
+ * Formulas F-RUN-01..03 in docs/FORMULAS.md.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUN_MAX_TREE 4096
+
+static const char *sysroot(void)
+{
+    const char *r = getenv("VRAMFIT_SYSROOT");
+    return r && *r ? r : "";
+}
+
+/* The parent of pid from /proc/PID/stat (field 4, after the parenthesized name). */
+static uint32_t parent_of(uint32_t pid)
+{
+    char path[512], buf[512];
+    snprintf(path, sizeof path, "%s/proc/%u/stat", sysroot(), pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long pp = 0;
+    if (!p || sscanf(p + 1, " %*c %lu", &pp) != 1)
+        return 0;
+    return (uint32_t)pp;
+}
+
+size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap)
+{
+    /* F-RUN-01: every process whose parent chain reaches root, root included */
+    size_t n = 0;
+    if (cap)
+        out[n++] = root;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/proc", sysroot());
+    DIR *d = opendir(dir);
+    if (!d)
+        return n;
+    uint32_t pids[RUN_MAX_TREE], ppids[RUN_MAX_TREE];
+    size_t np = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && np < RUN_MAX_TREE) {
+        char *end;
+        unsigned long pid = strtoul(e->d_name, &end, 10);
+        if (*end || !pid || pid > UINT32_MAX)
+            continue;
+        pids[np] = (uint32_t)pid;
+        ppids[np++] = parent_of((uint32_t)pid);
+    }
+    closedir(d);
+    for (bool grew = true; grew;) { /* add children of members until nothing changes */
+        grew = false;
+        for (size_t i = 0; i < np; i++) {
+            bool member = false, parent_in = false;
+            for (size_t k = 0; k < n; k++) {
+                member |= out[k] == pids[i];
+                parent_in |= out[k] == ppids[i];
+            }
+            if (!member && parent_in && n < cap) {
+                out[n++] = pids[i];
+                grew = true;
+            }
+        }
+    }
+    return n;
+}
+
+uint64_t vf_run_tree_bytes(const struct vf_gpu_snapshot *s, const uint32_t *tree, size_t n,
+                           int device)
+{
+    /* F-RUN-02: the tree's memory: every process of the snapshot in it (by the driver's PID
+     * or the local PID procscan matched) on the device (-1: all) */
+    uint64_t sum = 0;
+    for (size_t g = 0; g < s->n_devs; g++) {
+        if (device >= 0 && s->devs[g].index != (uint32_t)device)
+            continue;
+        for (size_t k = 0; k < s->devs[g].n_procs; k++) {
+            const struct vf_gpu_proc *p = &s->devs[g].procs[k];
+            bool in = false;
+            for (size_t i = 0; i < n && !in; i++)
+                in = tree[i] == p->pid || (p->local_pid && tree[i] == p->local_pid);
+            if (in && p->used_bytes != VF_UNKNOWN)
+                sum = vf__sat_add(sum, p->used_bytes);
+        }
+    }
+    return sum;
+}
+
+/* F-RUN-03: the peak sample of a timeline (the largest tree figure; the device delta breaks
+ * a tie and stands in when the driver lists no processes). */
+size_t vf_run_peak(const struct vf_run_sample *t, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t a = t[i].tree_bytes, b = t[best].tree_bytes;
+        uint64_t da = t[i].device_used > t[i].baseline ? t[i].device_used - t[i].baseline : 0;
+        uint64_t db =
+            t[best].device_used > t[best].baseline ? t[best].device_used - t[best].baseline : 0;
+        if (a > b || (a == b && da > db))
+            best = i;
+    }
+    return best;
+}
+
+char *vf_render_run_csv(struct vf_arena *a, const struct vf_run_sample *t, size_t n)
+{
+    size_t cap = 64 + n * 64;
+    char *buf = vf_arena_alloc(a, cap);
+    if (!buf)
+        return NULL;
+    size_t at = (size_t)snprintf(buf, cap, "t_ms,device_used_bytes,baseline_bytes,tree_bytes\n");
+    for (size_t i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%.1f,%llu,%llu,%llu\n", t[i].t_ms,
+                               (unsigned long long)t[i].device_used,
+                               (unsigned long long)t[i].baseline,
+                               (unsigned long long)t[i].tree_bytes);
+    return buf;
+}
+
+char *vf_render_run_svg(struct vf_arena *a, const struct vf_run_sample *t, size_t n, uint64_t total,
+                        double oom_ms)
+{
+    /* 800 x 300 px: memory (GiB) over time (s); the card's total as a dashed line, the
+     * device's use and the tree's as lines, the peak and the OOM marked */
+    const double W = 800, H = 300, L = 60, R = 20, T = 20, B = 40;
+    double tmax = n ? t[n - 1].t_ms : 1, ymax = (double)total;
+    for (size_t i = 0; i < n; i++)
+        if ((double)t[i].device_used > ymax)
+            ymax = (double)t[i].device_used;
+    if (tmax <= 0)
+        tmax = 1;
+    if (ymax <= 0)
+        ymax = 1;
+    size_t cap = 4096 + n * 48;
+    char *s = vf_arena_alloc(a, cap);
+    if (!s)
+        return NULL;
+    size_t at = 0;
+#define PUT(...)                                                   \
+    do {                                                           \
+        if (at < cap)                                              \
+            at += (size_t)snprintf(s + at, cap - at, __VA_ARGS__); \
+    } while (0)
+#define X(ms) (L + (W - L - R) * (ms) / tmax)
+#define Y(b)  (H - B - (H - T - B) * (double)(b) / ymax)
+    PUT("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    PUT("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+        "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
+        W, H, W, H);
+    PUT("<title>vramfit run: GPU memory over time</title>\n");
+    PUT("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    PUT("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, H - B,
+        W - R, H - B);
+    PUT("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L, T, L,
+        H - B);
+    PUT("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f GiB</text>\n", L - 4, T + 4,
+        ymax / (1 << 30));
+    PUT("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f s</text>\n", W - R, H - B + 16,
+        tmax / 1000);
+    if (total) {
+        PUT("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b00020\" "
+            "stroke-dasharray=\"6 4\"/>\n",
+            L, Y(total), W - R, Y(total));
+        PUT("<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\">card %.1f GiB</text>\n", L + 4,
+            Y(total) - 4, (double)total / (1 << 30));
+    }
+    const char *names[2] = {"device", "process tree"}, *colors[2] = {"#0b5fff", "#ff8c00"};
+    for (int line = 0; line < 2; line++) {
+        PUT("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colors[line]);
+        for (size_t i = 0; i < n; i++)
+            PUT("%.1f,%.1f ", X(t[i].t_ms), Y(line ? t[i].tree_bytes : t[i].device_used));
+        PUT("\"><title>%s</title></polyline>\n", names[line]);
+    }
+    if (n) {
+        size_t p = vf_run_peak(t, n);
+        PUT("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+            "fill=\"#ff8c00\"><title>peak</title></circle>\n",
+            X(t[p].t_ms), Y(t[p].tree_bytes));
+        PUT("<text x=\"%.1f\" y=\"%.1f\">peak %.2f GiB</text>\n", X(t[p].t_ms) + 6,
+            Y(t[p].tree_bytes) - 6, (double)t[p].tree_bytes / (1 << 30));
+    }
+    if (oom_ms >= 0) {
+        PUT("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b00020\" "
+            "stroke-width=\"2\"/>\n",
+            X(oom_ms), T, X(oom_ms), H - B);
+        PUT("<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00020\">OOM</text>\n", X(oom_ms) + 4, T + 12);
+    }
+    PUT("<text x=\"%.1f\" y=\"%.1f\" fill=\"#0b5fff\">device</text>\n", L + 4, H - 8);
+    PUT("<text x=\"%.1f\" y=\"%.1f\" fill=\"#ff8c00\">process tree</text>\n", L + 70, H - 8);
+    PUT("</svg>\n");
+#undef PUT
+#undef X
+#undef Y
+    return at < cap ? s : NULL;
+}
