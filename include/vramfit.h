@@ -952,6 +952,7 @@ struct vf_gpu_dev {
     uint64_t free_bytes;
     uint64_t reserved_bytes; /* driver/firmware reservation (NVML v2); VF_UNKNOWN unknown */
     uint32_t util_percent;   /* UINT32_MAX unknown */
+    bool unified;            /* shares the system's RAM: the figures are /proc/meminfo's */
     struct vf_gpu_proc *procs;
     size_t n_procs;
 };

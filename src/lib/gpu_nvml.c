@@ -148,13 +148,41 @@ static enum vf_err nvml_load(struct nvml *n, struct vf_error *err)
     return VF_OK;
 }
 
+/* F-GPU-01: a unified-memory part (DGX Spark / GB10, Jetson: NVML reports no total or "not
+ * supported") shares the system's RAM: MemTotal and MemAvailable of /proc/meminfo. */
+static bool uma_memory(struct vf_gpu_dev *g)
+{
+    const char *root = getenv("VRAMFIT_SYSROOT");
+    char path[512], line[128];
+    snprintf(path, sizeof path, "%s/proc/meminfo", root && *root ? root : "");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    unsigned long long total = 0, avail = 0, v;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %llu kB", &v) == 1)
+            total = v << 10;
+        else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
+            avail = v << 10;
+    }
+    fclose(f);
+    if (!total || avail > total)
+        return false;
+    g->total_bytes = total;
+    g->free_bytes = avail;
+    g->used_bytes = total - avail;
+    g->reserved_bytes = VF_UNKNOWN;
+    g->unified = true;
+    return true;
+}
+
 /* F-GPU-01: memory, v2 first (reserved apart), then v1. */
 static enum vf_err nvml_memory(const struct nvml *n, nvml_dev d, struct vf_gpu_dev *g,
                                struct vf_error *err)
 {
     if (n->mem_v2) {
         struct nvml_memory_v2 m = {.version = NVML_MEMORY_V2_VERSION};
-        if (n->mem_v2(d, &m) == NVML_SUCCESS) {
+        if (n->mem_v2(d, &m) == NVML_SUCCESS && m.total) {
             g->total_bytes = m.total;
             g->used_bytes = m.used;
             g->free_bytes = m.free;
@@ -164,6 +192,8 @@ static enum vf_err nvml_memory(const struct nvml *n, nvml_dev d, struct vf_gpu_d
     }
     struct nvml_memory m = {0};
     nvml_ret r = n->mem_v1 ? n->mem_v1(d, &m) : NVML_ERROR_NOT_SUPPORTED;
+    if ((r == NVML_ERROR_NOT_SUPPORTED || (r == NVML_SUCCESS && !m.total)) && uma_memory(g))
+        return VF_OK;
     if (r != NVML_SUCCESS)
         return vf__errf(err, VF_EIO, "GPU %u: nvmlDeviceGetMemoryInfo: %s", g->index,
                         nvml_err(n, r));

@@ -760,6 +760,8 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
                       vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
         if (d->util_percent != UINT32_MAX)
             sb_printf(&b, "  ·  %u %% busy", d->util_percent);
+        if (d->unified)
+            sb_printf(&b, "  (unified memory: the system's RAM, /proc/meminfo)");
         sb_printf(&b, "\n  ");
         bar(&b, d->used_bytes, d->total_bytes, ascii);
         sb_printf(&b, "\n");

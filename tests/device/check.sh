@@ -25,6 +25,17 @@ holder=$!
 i=0
 while ! grep -q holding "$tmp/holder.log" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 "$bin" smi --json >"$tmp/smi.json" 2>"$tmp/smi.err"
+# vramfit run on a second holder of a known size: its measured peak vs the allocation
+cat >"$tmp/alloc.py" <<'PY2'
+import ctypes, time
+cu = ctypes.CDLL("libcuda.so.1")
+assert cu.cuInit(0) == 0
+dev = ctypes.c_int(); cu.cuDeviceGet(ctypes.byref(dev), 0)
+ctx = ctypes.c_void_p(); assert cu.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev) == 0
+p = ctypes.c_uint64(); assert cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(2 << 30)) == 0
+time.sleep(1.0)
+PY2
+"$bin" run --report "$tmp/run.json" --plot "$tmp/run.svg" -- python3 "$tmp/alloc.py" >/dev/null 2>&1
 nvidia-smi --query-gpu=index,uuid,memory.used,memory.total,memory.reserved --format=csv,noheader,nounits >"$tmp/gpu.csv" 2>/dev/null ||
     nvidia-smi --query-gpu=index,uuid,memory.used,memory.total --format=csv,noheader,nounits >"$tmp/gpu.csv"
 nvidia-smi --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits >"$tmp/apps.csv"
@@ -61,6 +72,15 @@ if smi:
         check("the holder's memory matches nvidia-smi within 2 MiB", abs(h["used_bytes"] / 2**20 - napps[holder]) <= 2, [h["used_bytes"], napps[holder]])
         check("the holder holds at least 1 GiB", h["used_bytes"] >= 2**30, h["used_bytes"])
         check("the holder is named python3", (h.get("name") or "").startswith("python"), h.get("name"))
+try:
+    run = json.load(open(tmp + "/run.json"))
+    out["vramfit_run"] = run
+    peak = run["peak_tree_bytes"]
+    check("vramfit run: peak >= the 2 GiB allocation", peak >= 2 << 30, peak)
+    check("vramfit run: peak - 2 GiB (the CUDA context) under 1 GiB", peak - (2 << 30) < 1 << 30, peak - (2 << 30))
+    check("vramfit run: exit status 0", run["exit_status"] == 0, run["exit_status"])
+except Exception as e:
+    check("vramfit run report", False, str(e))
 out["passed"] = all(c["ok"] for c in out["checks"])
 print(json.dumps(out, indent=2))
 sys.exit(0 if out["passed"] else 1)

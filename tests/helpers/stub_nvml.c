@@ -8,7 +8,8 @@
  *            window: 32-byte entries).
  * One GPU: 24 GiB total, 10 GiB used, 400 MiB reserved (v2 only); compute processes 4242
  * (8 GiB), 777 (1 GiB), 31337 (512 MiB); graphics 777 again (dedup). STUB_NVML_FAIL=init makes
- * nvmlInit fail with "Driver Not Loaded". The entries are written with the stride of the
+ * nvmlInit fail with "Driver Not Loaded"; STUB_NVML_UMA=1 makes the memory calls "not
+ * supported", as on unified-memory parts. The entries are written with the stride of the
  * symbol set, so a reader with the wrong stride scrambles PIDs after the first.
  */
 #include <stdlib.h>
@@ -102,6 +103,8 @@ int nvmlDeviceGetMemoryInfo(void *d, struct mem1 *m);
 int nvmlDeviceGetMemoryInfo(void *d, struct mem1 *m)
 {
     (void)d;
+    if (getenv("STUB_NVML_UMA"))
+        return 3; /* NVML_ERROR_NOT_SUPPORTED, as on unified-memory parts */
     m->total = 24 * GIB;
     m->used = 10 * GIB + 400 * MIB; /* v1 counts the reservation as used */
     m->free = m->total - m->used;
@@ -166,6 +169,8 @@ int nvmlDeviceGetMemoryInfo_v2(void *d, struct mem2 *m)
     (void)d;
     if (m->version != (unsigned)(sizeof(struct mem2) | 2u << 24))
         return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    if (getenv("STUB_NVML_UMA"))
+        return 3;
     m->total = 24 * GIB;
     m->reserved = 400 * MIB;
     m->used = 10 * GIB;

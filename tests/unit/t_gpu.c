@@ -128,6 +128,24 @@ static void container_names(void **state)
     unsetenv("VRAMFIT_SYSROOT");
 }
 
+/*
+ * F-GPU-01: a unified-memory part: NVML says "not supported" for memory; the figures come
+ * from the fixture's /proc/meminfo: MemTotal 128 GiB (134217728 kB), MemAvailable 100 GiB
+ * (104857600 kB): used 28 GiB.
+ */
+static void unified_memory(void **state)
+{
+    (void)state;
+    setenv("STUB_NVML_UMA", "1", 1);
+    setenv("VRAMFIT_SYSROOT", "tests/fixtures/sysroot/uma", 1);
+    struct vf_gpu_snapshot s = snap_with("V2", VF_OK);
+    assert_true(s.devs[0].unified);
+    assert_u64(s.devs[0].total_bytes, 128 * GIB);
+    assert_u64(s.devs[0].used_bytes, 28 * GIB);
+    unsetenv("STUB_NVML_UMA");
+    unsetenv("VRAMFIT_SYSROOT");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -139,10 +157,9 @@ int main(int argc, char **argv)
         self[n] = '\0';
     snprintf(stub_dir, sizeof stub_dir, "%s", dirname(self));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(memory_v2_and_v1),
-        cmocka_unit_test(process_strides),
-        cmocka_unit_test(errors),
-        cmocka_unit_test(container_names),
+        cmocka_unit_test(memory_v2_and_v1), cmocka_unit_test(process_strides),
+        cmocka_unit_test(errors),           cmocka_unit_test(container_names),
+        cmocka_unit_test(unified_memory),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
