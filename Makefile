@@ -40,6 +40,7 @@ LIB_OBJ  := $(LIB_SRC:src/lib/%.c=$(B)/lib/%.o) $(B)/lib/embedded_data.o
 CLI_OBJ  := $(CLI_SRC:src/cli/%.c=$(B)/cli/%.o)
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+STUBS    := $(foreach v,V1 V2 V3 CC,$(B)/tests/stub_nvml_$(v).so)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_OBJ := $(LIB_SRC:src/lib/%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/embedded_data.o
@@ -91,7 +92,7 @@ $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h $(wildcard te
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
 	  $(TEST_LIBS) -lm
 
-test: deps $(B)/vramfit $(UNIT_BIN) $(FUZZ_BIN)
+test: deps $(B)/vramfit $(UNIT_BIN) $(FUZZ_BIN) $(STUBS)
 	@sh tests/run.sh $(B) $(UNIT_BIN)
 unit: $(UNIT_BIN)
 	@sh tests/run.sh --unit-only $(B) $(UNIT_BIN)
@@ -101,7 +102,6 @@ golden-update: $(B)/vramfit
 	@sh tests/golden/run.sh --update $(B)/vramfit
 
 # the stub libnvidia-ml.so in four symbol sets, for t_gpu (the real dlopen path, no GPU)
-STUBS := $(foreach v,V1 V2 V3 CC,$(B)/tests/stub_nvml_$(v).so)
 $(B)/tests/stub_nvml_%.so: tests/helpers/stub_nvml.c | $(B)/tests
 	$(CC) -O1 -std=c11 -Wall -Wextra -Werror -shared -fPIC -DSTUB_$* -o $@ $<
 $(B)/tests/t_gpu: $(STUBS)

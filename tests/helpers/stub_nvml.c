@@ -12,6 +12,8 @@
  * supported", as on unified-memory parts. The entries are written with the stride of the
  * symbol set, so a reader with the wrong stride scrambles PIDs after the first.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,17 +33,35 @@ static const struct {
 #define STRIDE 24
 #endif
 
+/* STUB_NVML_PROCS=FILE: the compute processes read from FILE ("PID BYTES" per line, as a test's
+ * child writes its own PID), instead of the three built in; graphics then lists none. */
+static unsigned file_procs(unsigned pids[16], unsigned long long used[16])
+{
+    const char *path = getenv("STUB_NVML_PROCS");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    unsigned n = 0;
+    while (f && n < 16 && fscanf(f, "%u %llu", &pids[n], &used[n]) == 2)
+        n++;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 static int fill(unsigned *count, void *buf, int graphics)
 {
-    unsigned n = graphics ? 1 : 3;
+    unsigned fp[16];
+    unsigned long long fu[16];
+    unsigned nf = getenv("STUB_NVML_PROCS") ? file_procs(fp, fu) : 0;
+    bool from_file = getenv("STUB_NVML_PROCS") != NULL;
+    unsigned n = from_file ? (graphics ? 0 : nf) : graphics ? 1 : 3;
     if (!buf || *count < n) {
         *count = n;
-        return buf ? 7 : (n ? 7 : 0); /* NVML_ERROR_INSUFFICIENT_SIZE */
+        return n ? 7 : 0; /* NVML_ERROR_INSUFFICIENT_SIZE */
     }
     for (unsigned i = 0; i < n; i++) {
         unsigned char *e = (unsigned char *)buf + (size_t)i * STRIDE;
-        unsigned pid = graphics ? 777 : compute[i].pid;
-        unsigned long long used = graphics ? 900 * MIB : compute[i].used;
+        unsigned pid = from_file ? fp[i] : graphics ? 777 : compute[i].pid;
+        unsigned long long used = from_file ? fu[i] : graphics ? 900 * MIB : compute[i].used;
         memset(e, 0xAB, STRIDE);
         memcpy(e, &pid, sizeof pid);
         memcpy(e + 8, &used, sizeof used);

@@ -65,6 +65,23 @@ EOS
 "$bin" run --report "$dir/r2.json" -- sh "$dir/grand.sh"
 [ "$(json peak_tree_bytes "$dir/r2.json")" = 536870912 ] && ok "a grandchild's 512 MiB counted" || bad "grandchild" "$(cat "$dir/r2.json")"
 
+# the same through NVML (the stub library) fed the child's real PID: the driver path and /proc
+stub="$(dirname "$bin")/tests/stub_nvml_V3.so"
+if [ -f "$stub" ]; then
+    cat >"$dir/nvml.sh" <<EOS
+echo "\$\$ 1073741824" >"$dir/procs"; sleep 0.3
+echo "\$\$ 2147483648" >"$dir/procs"; sleep 0.3
+: >"$dir/procs"
+EOS
+    : >"$dir/procs"
+    env -u VRAMFIT_GPU_BACKEND VRAMFIT_NVML_LIB="$stub" STUB_NVML_PROCS="$dir/procs" \
+        "$bin" run --report "$dir/r5.json" -- sh "$dir/nvml.sh"
+    [ "$(json peak_tree_bytes "$dir/r5.json")" = 2147483648 ] && ok "NVML path: the child's 2 GiB by its real PID" ||
+        bad "nvml path" "$(cat "$dir/r5.json")"
+else
+    bad "nvml path" "no stub library at $stub (make $stub)"
+fi
+
 # output passes through untouched
 sh -c 'seq 1 30000; seq 1 30000 >&2; printf "no newline"' >"$dir/o1" 2>"$dir/e1"
 "$bin" run --report "$dir/r3.json" -- sh -c 'seq 1 30000; seq 1 30000 >&2; printf "no newline"' >"$dir/o2" 2>"$dir/e2"
