@@ -941,6 +941,7 @@ struct vf_gpu_proc {
     uint32_t local_pid;    /* the PID in our namespace when it differs (matched), else 0 */
     const char *match;     /* how local_pid was found: "only GPU process here", NULL */
     const char *hint;      /* what it likely holds and what frees it (Jupyter, vLLM, ...) */
+    uint32_t gpu_instance; /* MIG GPU instance id (NVML), UINT32_MAX none */
 };
 
 struct vf_gpu_dev {
@@ -953,6 +954,8 @@ struct vf_gpu_dev {
     uint64_t reserved_bytes; /* driver/firmware reservation (NVML v2); VF_UNKNOWN unknown */
     uint32_t util_percent;   /* UINT32_MAX unknown */
     bool unified;            /* shares the system's RAM: the figures are /proc/meminfo's */
+    uint32_t mig_parent;     /* 0: a whole GPU; else 1 + the index of the GPU it is a MIG
+                              * instance of (index: the instance's number) */
     struct vf_gpu_proc *procs;
     size_t n_procs;
 };

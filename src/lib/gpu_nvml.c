@@ -63,6 +63,10 @@ typedef nvml_ret (*fn_mem)(nvml_dev, void *);
 typedef nvml_ret (*fn_util)(nvml_dev, struct nvml_util *);
 typedef nvml_ret (*fn_procs)(nvml_dev, unsigned int *, void *);
 typedef const char *(*fn_errstr)(nvml_ret);
+typedef nvml_ret (*fn_migmode)(nvml_dev, unsigned int *, unsigned int *);
+typedef nvml_ret (*fn_migmax)(nvml_dev, unsigned int *);
+typedef nvml_ret (*fn_mighandle)(nvml_dev, unsigned int, nvml_dev *);
+typedef nvml_ret (*fn_gi)(nvml_dev, unsigned int *);
 
 struct nvml {
     void *lib;
@@ -75,6 +79,10 @@ struct nvml {
     fn_procs procs[3]; /* compute, graphics, MPS */
     size_t stride;     /* element size of the process calls */
     fn_errstr errstr;
+    fn_migmode mig_mode; /* MIG (F-GPU-05) */
+    fn_migmax mig_max;
+    fn_mighandle mig_handle;
+    fn_gi mig_gi;
 };
 
 static void *sym(void *lib, const char *a, const char *b)
@@ -114,6 +122,10 @@ static enum vf_err nvml_load(struct nvml *n, struct vf_error *err)
         {"nvmlDeviceGetMemoryInfo", NULL, offsetof(struct nvml, mem_v1)},
         {"nvmlDeviceGetUtilizationRates", NULL, offsetof(struct nvml, util)},
         {"nvmlErrorString", NULL, offsetof(struct nvml, errstr)},
+        {"nvmlDeviceGetMigMode", NULL, offsetof(struct nvml, mig_mode)},
+        {"nvmlDeviceGetMaxMigDeviceCount", NULL, offsetof(struct nvml, mig_max)},
+        {"nvmlDeviceGetMigDeviceHandleByIndex", NULL, offsetof(struct nvml, mig_handle)},
+        {"nvmlDeviceGetGpuInstanceId", NULL, offsetof(struct nvml, mig_gi)},
     };
     void *p;
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
@@ -244,9 +256,57 @@ static void nvml_list(struct vf_arena *a, const struct nvml *n, fn_procs call, n
         procs[g->n_procs] = (struct vf_gpu_proc){
             .pid = e->pid,
             .used_bytes = e->used == NVML_VALUE_NOT_AVAILABLE ? VF_UNKNOWN : e->used,
-            .kind = kind};
+            .kind = kind,
+            .gpu_instance = n->stride > sizeof(struct nvml_proc_v1)
+                                ? ((const struct nvml_proc_v2 *)(const void *)e)->gi
+                                : UINT32_MAX};
         g->n_procs++;
     }
+}
+
+/* F-GPU-05: the MIG instances of the GPU just added (out->devs[out->n_devs - 1]), each a
+ * device of its own with its memory, and the parent's processes of its GPU instance moved to
+ * it. Nothing when MIG is off or the driver lacks the calls. */
+static enum vf_err nvml_mig(struct vf_arena *a, const struct nvml *n, nvml_dev d,
+                            struct vf_gpu_snapshot *out, struct vf_error *err)
+{
+    unsigned int cur = 0, pend = 0, max = 0;
+    if (!n->mig_mode || !n->mig_max || !n->mig_handle || n->mig_mode(d, &cur, &pend) || cur != 1 ||
+        n->mig_max(d, &max) || !max)
+        return VF_OK;
+    struct vf_gpu_dev *parent = &out->devs[out->n_devs - 1];
+    uint32_t pidx = parent->index;
+    for (unsigned int k = 0; k < max && k < 7; k++) {
+        nvml_dev m = NULL;
+        if (n->mig_handle(d, k, &m) != NVML_SUCCESS || !m)
+            continue;
+        struct vf_gpu_dev *g = &out->devs[out->n_devs];
+        memset(g, 0, sizeof *g);
+        g->index = k;
+        g->mig_parent = pidx + 1;
+        g->util_percent = UINT32_MAX;
+        char s[96];
+        g->name = n->name && n->name(m, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s)
+                                                                     : "MIG instance";
+        g->uuid = n->uuid && n->uuid(m, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s) : NULL;
+        enum vf_err rc = nvml_memory(n, m, g, err);
+        if (rc)
+            return rc;
+        unsigned int gi = UINT32_MAX;
+        if (n->mig_gi)
+            n->mig_gi(m, &gi);
+        /* the parent's processes of this GPU instance belong to it */
+        struct vf_gpu_dev *whole = NULL;
+        for (size_t i = 0; i < out->n_devs; i++)
+            if (!out->devs[i].mig_parent && out->devs[i].index == pidx)
+                whole = &out->devs[i];
+        g->procs = vf_arena_alloc(a, (whole ? whole->n_procs : 0) * sizeof *g->procs + 1);
+        for (size_t i = 0; whole && g->procs && i < whole->n_procs; i++)
+            if (whole->procs[i].gpu_instance == gi)
+                g->procs[g->n_procs++] = whole->procs[i];
+        out->n_devs++;
+    }
+    return VF_OK;
 }
 
 static enum vf_err nvml_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out,
@@ -268,7 +328,8 @@ static enum vf_err nvml_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
     }
     if (count > 64)
         count = 64;
-    out->devs = vf_arena_alloc(a, count * sizeof *out->devs);
+    /* every GPU may be split into up to 7 MIG instances */
+    out->devs = vf_arena_alloc(a, count * 8 * sizeof *out->devs);
     if (!out->devs) {
         rc = vf__errf(err, VF_ENOMEM, "out of memory");
         goto out;
@@ -301,6 +362,8 @@ static enum vf_err nvml_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
             g->procs = procs;
         }
         out->n_devs++;
+        if ((rc = nvml_mig(a, &n, d, out, err)))
+            goto out;
     }
     rc = VF_OK;
 out:

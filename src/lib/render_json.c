@@ -425,6 +425,8 @@ char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s)
         json_object_set_new(g, "free_bytes", vf__json_bytes(d->free_bytes));
         json_object_set_new(g, "reserved_bytes", vf__json_bytes(d->reserved_bytes));
         json_object_set_new(g, "unified_memory", json_boolean(d->unified));
+        json_object_set_new(g, "mig_of",
+                            d->mig_parent ? json_integer(d->mig_parent - 1) : json_null());
         json_object_set_new(g, "utilization_percent",
                             d->util_percent == UINT32_MAX ? json_null()
                                                           : json_integer(d->util_percent));

@@ -749,7 +749,11 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
     char b1[32], b2[32], b3[32];
     for (size_t i = 0; i < s->n_devs; i++) {
         const struct vf_gpu_dev *d = &s->devs[i];
-        sb_printf(&b, "GPU %u  %s%s%s\n", d->index, d->name ? d->name : "?", d->uuid ? "  " : "",
+        if (d->mig_parent)
+            sb_printf(&b, "GPU %u / MIG %u  ", d->mig_parent - 1, d->index);
+        else
+            sb_printf(&b, "GPU %u  ", d->index);
+        sb_printf(&b, "%s%s%s\n", d->name ? d->name : "?", d->uuid ? "  " : "",
                   d->uuid ? d->uuid : "");
         sb_printf(&b, "  memory  %s of %s used, %s free",
                   vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
@@ -842,7 +846,11 @@ char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot
                 continue;
             if (m[k].what != 3 && v == VF_UNKNOWN)
                 continue;
-            sb_printf(&b, "%s{gpu=\"%u\",uuid=\"", m[k].name, d->index);
+            if (d->mig_parent)
+                sb_printf(&b, "%s{gpu=\"%u/mig%u\",uuid=\"", m[k].name, d->mig_parent - 1,
+                          d->index);
+            else
+                sb_printf(&b, "%s{gpu=\"%u\",uuid=\"", m[k].name, d->index);
             prom_label(&b, d->uuid);
             sb_printf(&b, "\",name=\"");
             prom_label(&b, d->name);

@@ -66,8 +66,8 @@ static int fill(unsigned *count, void *buf, int graphics)
         memcpy(e, &pid, sizeof pid);
         memcpy(e + 8, &used, sizeof used);
 #if !defined(STUB_V1)
-        unsigned none = 0xFFFFFFFFu;
-        memcpy(e + 16, &none, 4);
+        unsigned none = 0xFFFFFFFFu, gi = pid == 777 ? 2 : 1;
+        memcpy(e + 16, getenv("STUB_NVML_MIG") ? &gi : &none, 4);
         memcpy(e + 20, &none, 4);
 #endif
     }
@@ -94,8 +94,38 @@ int nvmlShutdown(void)
 int nvmlDeviceGetName(void *d, char *s, unsigned n);
 int nvmlDeviceGetName(void *d, char *s, unsigned n)
 {
+    strncpy(s, (size_t)d >= 100 ? "NVIDIA A100 MIG 3g.40gb" : "NVIDIA GeForce RTX 4090", n);
+    return 0;
+}
+/* MIG (STUB_NVML_MIG=1): 2 instances, handles 100 and 101, GPU instances 1 and 2 of 12 GiB;
+ * 4242 and 31337 run in instance 1, 777 in instance 2 */
+int nvmlDeviceGetMigMode(void *d, unsigned *cur, unsigned *pend);
+int nvmlDeviceGetMigMode(void *d, unsigned *cur, unsigned *pend)
+{
     (void)d;
-    strncpy(s, "NVIDIA GeForce RTX 4090", n);
+    *cur = *pend = getenv("STUB_NVML_MIG") ? 1 : 0;
+    return 0;
+}
+int nvmlDeviceGetMaxMigDeviceCount(void *d, unsigned *n);
+int nvmlDeviceGetMaxMigDeviceCount(void *d, unsigned *n)
+{
+    (void)d;
+    *n = 7;
+    return 0;
+}
+int nvmlDeviceGetMigDeviceHandleByIndex(void *d, unsigned i, void **m);
+int nvmlDeviceGetMigDeviceHandleByIndex(void *d, unsigned i, void **m)
+{
+    (void)d;
+    if (i >= 2)
+        return 6; /* NVML_ERROR_NOT_FOUND */
+    *m = (void *)(size_t)(100 + i);
+    return 0;
+}
+int nvmlDeviceGetGpuInstanceId(void *d, unsigned *gi);
+int nvmlDeviceGetGpuInstanceId(void *d, unsigned *gi)
+{
+    *gi = (unsigned)((size_t)d - 99);
     return 0;
 }
 int nvmlDeviceGetUUID(void *d, char *s, unsigned n);
@@ -186,14 +216,13 @@ struct mem2 {
 int nvmlDeviceGetMemoryInfo_v2(void *d, struct mem2 *m);
 int nvmlDeviceGetMemoryInfo_v2(void *d, struct mem2 *m)
 {
-    (void)d;
     if (m->version != (unsigned)(sizeof(struct mem2) | 2u << 24))
         return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
     if (getenv("STUB_NVML_UMA"))
         return 3;
-    m->total = 24 * GIB;
+    m->total = (size_t)d >= 100 ? 12 * GIB : 24 * GIB;
     m->reserved = 400 * MIB;
-    m->used = 10 * GIB;
+    m->used = (size_t)d >= 100 ? ((size_t)d == 100 ? 8 * GIB + 512 * MIB : 1 * GIB) : 10 * GIB;
     m->free = m->total - m->used - m->reserved;
     return 0;
 }

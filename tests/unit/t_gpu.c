@@ -146,6 +146,28 @@ static void unified_memory(void **state)
     unsetenv("VRAMFIT_SYSROOT");
 }
 
+/*
+ * F-GPU-05: MIG. The stub's GPU is split into 2 instances of 12 GiB (8.5 GiB and 1 GiB used);
+ * each is a device of the snapshot after its GPU, and the processes of its GPU instance (the
+ * 24-byte entries' gpuInstanceId) are listed under it: 4242 and 31337 in instance 1, 777 in 2.
+ */
+static void mig_instances(void **state)
+{
+    (void)state;
+    setenv("STUB_NVML_MIG", "1", 1);
+    struct vf_gpu_snapshot s = snap_with("V3", VF_OK);
+    assert_int_equal(s.n_devs, 3);
+    assert_int_equal(s.devs[1].mig_parent, 1);
+    assert_int_equal(s.devs[1].index, 0);
+    assert_string_equal(s.devs[1].name, "NVIDIA A100 MIG 3g.40gb");
+    assert_u64(s.devs[1].total_bytes, 12 * GIB);
+    assert_u64(s.devs[1].used_bytes, 8 * GIB + 512 * MIB);
+    assert_int_equal(s.devs[1].n_procs, 2);
+    assert_int_equal(s.devs[2].n_procs, 1);
+    assert_int_equal(s.devs[2].procs[0].pid, 777);
+    unsetenv("STUB_NVML_MIG");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -159,7 +181,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory_v2_and_v1), cmocka_unit_test(process_strides),
         cmocka_unit_test(errors),           cmocka_unit_test(container_names),
-        cmocka_unit_test(unified_memory),
+        cmocka_unit_test(unified_memory),   cmocka_unit_test(mig_instances),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
