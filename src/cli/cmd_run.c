@@ -370,6 +370,20 @@ int cmd_run(int argc, char **argv)
                         n ? vf_arena_printf(a, " after a peak of %s",
                                             vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC))
                           : "");
+                if (n) { /* the live numbers: the last sample before it failed */
+                    const struct vf_run_sample *l = &smp[n - 1];
+                    uint64_t others =
+                        l->device_used > l->tree_bytes ? l->device_used - l->tree_bytes : 0;
+                    fprintf(stderr,
+                            "  last sample, %.2f s: the card %s of %s used; the command %s, "
+                            "everything else %s (%s before it started)\n",
+                            l->t_ms / 1000,
+                            vf_format_bytes(b1, sizeof b1, l->device_used, VF_FMT_IEC),
+                            vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC),
+                            vf_format_bytes(b3, sizeof b3, l->tree_bytes, VF_FMT_IEC),
+                            vf_arena_printf(a, "%.2f GiB", (double)others / (1 << 30)),
+                            vf_arena_printf(a, "%.2f GiB", (double)baseline / (1 << 30)));
+                }
                 fputs(vf_render_explain_text(a, &x, NULL), stderr);
                 bool frag = x.diagnosis.cause && strstr(x.diagnosis.cause, "fragment");
                 for (size_t i = 0; i < x.diagnosis.n_secondary && !frag; i++)
