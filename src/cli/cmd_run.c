@@ -269,7 +269,11 @@ int cmd_run(int argc, char **argv)
                                                vf_run_tree_bytes(&s, tree, nt, o.device)};
             }
             vf_arena_close(sa_);
-            next = now + o.interval_ms;
+            /* adaptive: four times as often while the memory moves (at least every 2 ms) */
+            bool moving = n >= 2 && (smp[n - 1].device_used != smp[n - 2].device_used ||
+                                     smp[n - 1].tree_bytes != smp[n - 2].tree_bytes);
+            double step = moving ? o.interval_ms / 4 : o.interval_ms;
+            next = now + (step < 2 ? 2 : step);
         }
     }
     close(ep[0]);
