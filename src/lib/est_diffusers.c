@@ -46,16 +46,14 @@ static enum vf_err diffusers_estimate(struct vf_arena *a, const struct vf_model 
 {
     char b1[32], b2[32], b3[32];
     const struct vf_pipeline *p = m->pipeline;
-    enum vf_err crc = vf__pipeline_begin(m, w, &vf__engine_diffusers, e, err);
+    enum vf_err crc = vf__pipeline_begin(
+        m, w, &vf__engine_diffusers, (1u << VF_DOFF_MODEL_CPU) | (1u << VF_DOFF_SEQUENTIAL),
+        "model-cpu (enable_model_cpu_offload) and sequential (enable_sequential_cpu_offload, "
+        "group offload); lowvram, novram and block swap are ComfyUI's",
+        e, err);
     if (crc)
         return crc;
     enum vf_dif_offload off = w->diffusion.offload;
-    if (off == VF_DOFF_LOWVRAM || off == VF_DOFF_NOVRAM || off == VF_DOFF_BLOCK_SWAP)
-        return vf__errf(err, VF_EINVAL,
-                        "--offload %s is a ComfyUI mode; diffusers offers model-cpu "
-                        "(enable_model_cpu_offload) and sequential (enable_sequential_cpu_offload, "
-                        "group offload)",
-                        vf_dif_offload_name(off));
 
     vf__assume(a, e, "engine diffusers (0.35): %s; peak = the largest phase (F-DIF-14)",
                off == VF_DOFF_MODEL_CPU    ? "enable_model_cpu_offload(): one model on the GPU at "

@@ -80,15 +80,15 @@ static enum vf_err comfyui_run(struct vf_arena *a, const struct vf_model *m,
 {
     char b1[32], b2[32], b3[32];
     const struct vf_pipeline *p = m->pipeline;
-    enum vf_err crc = vf__pipeline_begin(m, w, &vf__engine_comfyui, e, err);
+    enum vf_err crc = vf__pipeline_begin(
+        m, w, &vf__engine_comfyui,
+        (1u << VF_DOFF_LOWVRAM) | (1u << VF_DOFF_NOVRAM) | (1u << VF_DOFF_BLOCK_SWAP),
+        "lowvram, novram and block-swap N; model-cpu and sequential are diffusers' "
+        "(--engine diffusers)",
+        e, err);
     if (crc)
         return crc;
     enum vf_dif_offload off = w->diffusion.offload;
-    if (off == VF_DOFF_MODEL_CPU || off == VF_DOFF_SEQUENTIAL)
-        return vf__errf(err, VF_EINVAL,
-                        "--offload %s is a diffusers mode (--engine diffusers); ComfyUI offers "
-                        "lowvram, novram and block swap",
-                        vf_dif_offload_name(off));
     if (off == VF_DOFF_BLOCK_SWAP && w->diffusion.block_swap > p->layers)
         return vf__errf(err, VF_EINVAL,
                         "--offload block-swap %u: '%s' has %u blocks (at most %u to swap)",

@@ -574,9 +574,13 @@ enum vf_err vf__pipeline_resolve_opts(struct vf_arena *a, const struct vf_model 
 }
 
 enum vf_err vf__pipeline_begin(const struct vf_model *m, const struct vf_workload *w,
-                               const struct vf_engine *eng, struct vf_estimate *e,
-                               struct vf_error *err)
+                               const struct vf_engine *eng, unsigned offloads, const char *offered,
+                               struct vf_estimate *e, struct vf_error *err)
 {
+    enum vf_dif_offload off = w->diffusion.offload;
+    if (off != VF_DOFF_NONE && !(offloads & (1u << off)))
+        return vf__errf(err, VF_EINVAL, "--offload %s is not a mode of %s; it offers %s",
+                        vf_dif_offload_name(off), eng->name, offered);
     const struct vf_pipeline *p = m->pipeline;
     if (!p)
         return vf__errf(err, VF_EINVAL, "'%s' is not an image/video pipeline", m->id);

@@ -116,10 +116,11 @@ enum vf_err vf__pipeline_resolve_opts(struct vf_arena *a, const struct vf_model 
                                       struct vf_diffusion_opts *o, struct vf_error *err);
 
 /* What every image/video engine does first: checks for a pipeline, an image or video task the
- * pipeline can do and a GPU count the engine can split over; then fills e's model, engine,
- * task and the fields an image/video estimate does not use. */
+ * pipeline can do, a GPU count the engine can split over and an offload mode among `offloads`
+ * (bits 1u << enum vf_dif_offload; `offered` names them for the message); then fills e's
+ * model, engine, task and the fields an image/video estimate does not use. */
 enum vf_err vf__pipeline_begin(const struct vf_model *m, const struct vf_workload *w,
-                               const struct vf_engine *eng, struct vf_estimate *e,
-                               struct vf_error *err);
+                               const struct vf_engine *eng, unsigned offloads, const char *offered,
+                               struct vf_estimate *e, struct vf_error *err);
 
 #endif /* VRAMFIT_PIPELINE_H */
