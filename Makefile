@@ -20,6 +20,8 @@ B       := build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Iinclude -Isrc/lib
+# every object's header dependencies, written beside it (.d) and read below
+DEPFLAGS = -MMD -MP
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SAN)
@@ -52,7 +54,7 @@ DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/d
 .PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke
 # keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
 .SECONDARY:
-all: deps-quiet $(B)/vramfit
+all: deps-quiet $(B)/vramfit $(B)/vramfit-serve
 
 # --- dependencies: Debian packages, installed when we are root -----------------
 deps:
@@ -68,38 +70,46 @@ $(B)/lib/embedded_data.c: $(B)/embed $(DATA) | $(B)/lib
 $(B)/lib/embedded_data.o: $(B)/lib/embedded_data.c
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
-# --- library and CLI -----------------------------------------------------------
-LIB_HDR  := include/vramfit.h $(wildcard src/lib/*.h)
-$(B)/lib/%.o: src/lib/%.c $(LIB_HDR) | $(B)/lib
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+# --- library, CLI and server ------------------------------------------------------
+$(B)/lib/%.o: src/lib/%.c | $(B)/lib
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/libvramfit.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
-$(B)/cli/%.o: src/cli/%.c include/vramfit.h src/cli/cli.h | $(B)/cli
-	$(CC) $(CFLAGS) -c -o $@ $<
-# the server: libmicrohttpd's header for its types; the library itself is dlopen()ed
-$(B)/server/%.o: src/server/%.c include/vramfit.h src/cli/cli.h src/server/server.h | $(B)/server
-	$(CC) $(CFLAGS) -Isrc/cli $(PKG_CFLAGS) -c -o $@ $<
+# the CLI sees include/vramfit.h and its own header only
+$(B)/cli/%.o: src/cli/%.c | $(B)/cli
+	$(CC) $(CFLAGS:-Isrc/lib=) $(DEPFLAGS) -c -o $@ $<
+# the server: a program of its own (vramfit serve runs it) linking the library and no CLI
+# object; libmicrohttpd's header for its types, the library itself is dlopen()ed
+$(B)/server/%.o: src/server/%.c | $(B)/server
+	$(CC) $(CFLAGS:-Isrc/lib=) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
-	$(B)/embed -n web_files -i server.h web $(WEB) > $@.tmp && mv $@.tmp $@
+	$(B)/embed -n web_files -i server.h -p srv_ web $(WEB) > $@.tmp && mv $@.tmp $@
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
-	$(CC) $(CFLAGS) -Isrc/cli -Isrc/server -Wno-missing-prototypes -c -o $@ $<
-$(B)/vramfit: $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) $(CURSES_LIBS) -lpthread -lm
+	$(CC) $(CFLAGS:-Isrc/lib=) -Isrc/server -Wno-missing-prototypes -c -o $@ $<
+$(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) $(CURSES_LIBS) -lpthread -lm
+$(B)/vramfit-serve: $(SRV_OBJ) $(B)/libvramfit.a
+	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -ldl -lpthread -lm
+
+-include $(wildcard $(B)/lib/*.d $(B)/cli/*.d $(B)/server/*.d $(B)/tests/*.d $(B)/fuzz/obj/*.d)
 
 # --- tests ---------------------------------------------------------------------
-$(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a tests/unit/th.h $(wildcard tests/helpers/*.c) \
-              | $(B)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
+$(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a | $(B)/tests
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
 	  $(TEST_LIBS) -lm
 
-test: deps $(B)/vramfit $(UNIT_BIN) $(FUZZ_BIN) $(STUBS)
+test: deps $(B)/vramfit $(B)/vramfit-serve $(B)/tests/httpload $(UNIT_BIN) $(FUZZ_BIN) $(STUBS)
 	@sh tests/run.sh $(B) $(UNIT_BIN)
 unit: $(UNIT_BIN)
 	@sh tests/run.sh --unit-only $(B) $(UNIT_BIN)
-golden: $(B)/vramfit
+golden: $(B)/vramfit $(B)/vramfit-serve
 	@sh tests/run.sh --golden-only $(B)
 golden-update: $(B)/vramfit
 	@sh tests/golden/run.sh --update $(B)/vramfit
+
+# a keep-alive HTTP client for the server's memory test (tests/http/rss.sh)
+$(B)/tests/httpload: tests/helpers/httpload.c | $(B)/tests
+	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -o $@ $<
 
 # the stub libnvidia-ml.so in four symbol sets, for t_gpu (the real dlopen path, no GPU)
 $(B)/tests/stub_nvml_%.so: tests/helpers/stub_nvml.c | $(B)/tests
@@ -107,8 +117,8 @@ $(B)/tests/stub_nvml_%.so: tests/helpers/stub_nvml.c | $(B)/tests
 $(B)/tests/t_gpu: $(STUBS)
 
 # --- fuzzing: libFuzzer + ASan/UBSan; `make test` runs each target briefly -------------
-$(B)/fuzz/obj/%.o: src/lib/%.c $(LIB_HDR) | $(B)/fuzz/obj
-	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(B)/fuzz/obj/%.o: src/lib/%.c | $(B)/fuzz/obj
+	clang $(FUZZ_CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/fuzz/obj/embedded_data.o: $(B)/lib/embedded_data.c | $(B)/fuzz/obj
 	clang $(FUZZ_CFLAGS) -c -o $@ $<
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
@@ -118,12 +128,12 @@ fuzz: deps $(FUZZ_BIN)
 fuzz-smoke: deps $(FUZZ_BIN)
 	@sh tests/fuzz/run.sh 5 $(FUZZ_BIN)
 
-run: deps $(B)/vramfit
+run: deps $(B)/vramfit $(B)/vramfit-serve
 	$(B)/vramfit serve $(if $(LISTEN),--listen $(LISTEN))
 
 bench: deps $(B)/vramfit
 	@sh bench/speed.sh $(B)/vramfit
-bench-serve: deps $(B)/vramfit
+bench-serve: deps $(B)/vramfit $(B)/vramfit-serve
 	@command -v wrk >/dev/null 2>&1 || sh tools/deps.sh wrk
 	@sh bench/serve.sh $(B)/vramfit
 bench-inspect: deps $(B)/vramfit

@@ -44,7 +44,8 @@ extern "C" {
     X(RANGE, "number out of range")   \
     X(INVAL, "invalid argument")      \
     X(LIMIT, "input exceeds a limit") \
-    X(NODEV, "no GPU found")
+    X(NODEV, "no GPU found")          \
+    X(USAGE, "bad option or argument")
 
 enum vf_err {
 #define VF__ERR_ENUM(name, msg) VF_E##name,
@@ -546,6 +547,19 @@ struct vf_engine_opts {
 /* The value of option `key` (NULL when absent; "" for a flag given without a value). */
 const char *vf_engine_opt(const struct vf_engine_opts *o, const char *key);
 
+/* How pick ranks: in one currency (NULL = EUR); offers in a currency with an explicit
+ * exchange rate (1 unit of `from` = micro/10^6 units of `currency`) are converted and ranked
+ * with it, every other currency is listed apart. */
+#define VF_MAX_FX 8
+struct vf_pick_opts {
+    const char *currency;
+    struct {
+        char from[4];
+        uint64_t micro;
+    } fx[VF_MAX_FX];
+    size_t n_fx;
+};
+
 struct vf_workload {
     enum vf_task task;
     const char *engine;      /* NULL: the task's default engine (generic, pytorch, comfyui) */
@@ -560,6 +574,21 @@ struct vf_workload {
     struct vf_train_opts train;
     struct vf_diffusion_opts diffusion;
     struct vf_engine_opts opts; /* the engine's own flags */
+    /* What the request named besides the workload (vf_workload_set; strings are borrowed
+     * from the caller and must outlive w). */
+    const char *model;           /* MODEL: a catalog id, a path or a hub id */
+    const char *gpu;             /* --gpu CARD[:N]|SIZE|local, NULL when not given */
+    uint32_t gpus_asked;         /* --gpus N, 0 = not given */
+    double hours;                /* pick: the job's length in hours, 0 = not given */
+    struct vf_pick_opts pick;    /* pick: --currency, --fx */
+    const char *tool;            /* explain: --tool, NULL = detected from the log */
+    bool task_set;               /* --task given; else the model's own task */
+    const char *ctx_flag;        /* the spelling that set the context, for the assumptions */
+    uint64_t llamacpp_total_ctx; /* llama.cpp's -c: ctx x slots */
+    uint64_t np;                 /* llama.cpp's -np, 0 = not given */
+    const char *ctv;             /* -ctv as given, checked against -ctk */
+    const char *engine_by;       /* the engine's own flag that selected the engine, or NULL */
+    unsigned cmd;                /* the VF_CMD_* the options are for (vf_workload_init) */
 };
 
 #define VF_MAX_COMPONENTS  16
@@ -616,6 +645,10 @@ struct vf_estimate {
     size_t n_lines;
     const char *fixes[VF_MAX_LINES];
     size_t n_fixes;
+    /* What could not be added to the tables above (a VF_MAX_* table full, or no memory), or
+     * NULL: vf_estimate() then fails (VF_ELIMIT naming the limit, or VF_ENOMEM) rather than
+     * return a result with something silently left out. */
+    const char *incomplete;
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 
@@ -648,7 +681,80 @@ const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_err
 /* All engines, for help texts. */
 const struct vf_engine *const *vf_engines(size_t *n);
 
-/* Runs the workload's engine. Assumption strings live in arena a. */
+/* ------------------------------------------------------------------ options */
+
+/*
+ * Every option of estimate, pick and explain in one table (src/lib/options.c): the CLI, the
+ * HTTP API (query and JSON body) and the help texts all come from it. An engine's own flags
+ * (-ngl, --gpu-memory-utilization, num_ctx, OLLAMA_KV_CACHE_TYPE...) are its struct
+ * vf_engine_flag table; vf_workload_set looks there after ours (DESIGN section 8).
+ */
+#define VF_CMD_ESTIMATE 1u
+#define VF_CMD_PICK     2u
+#define VF_CMD_EXPLAIN  4u
+enum vf_opt_kind {
+    VF_KIND_FLAG,   /* on/off: alone, or 1/0 true/false on/off yes/no */
+    VF_KIND_COUNT,  /* a whole number in [min, max] */
+    VF_KIND_TOKENS, /* a token count: 32768, 32k, 128K */
+    VF_KIND_REAL,   /* a decimal number */
+    VF_KIND_ENUM,   /* one of the words in `values` */
+    VF_KIND_TEXT,   /* free text (a card, a model, a precision...) checked by its setter */
+    VF_KIND_LIST    /* repeatable: each use adds one */
+};
+struct vf_option {
+    int id;                     /* internal: which setter */
+    const char *name;           /* the primary spelling, as on the command line: "--ctx" */
+    const char *const *aliases; /* other spellings (the engines'), NULL-terminated, or NULL */
+    enum vf_opt_kind kind;
+    const char *arg;   /* the value's name in help ("N", "PREC"); NULL for a flag */
+    const char *bare;  /* the value when given alone (an optional value), or NULL */
+    uint64_t min, max; /* VF_KIND_COUNT */
+    unsigned cmds;     /* the VF_CMD_* taking it */
+    unsigned tasks;    /* bits (1u << enum vf_task); 0 = every task */
+    bool two_words;    /* the value may be two words ("block-swap 20") */
+    const char *group; /* help section: NULL (general), "training", "image/video" */
+    const char *help;  /* one line */
+};
+/* The table, in help order. */
+const struct vf_option *vf_options(size_t *n);
+/*
+ * The option spelled `name` for command cmd (VF_CMD_*): our table first, then the engines'
+ * own flags (*engine_flag and *engine set). A name with leading dashes must match a spelling
+ * exactly ("--ctx", "-ngl"); one without (an HTTP query key) matches ignoring the dashes, with
+ * '_' and '-' alike ("ctx", "max_model_len", "ngl"). NULL when unknown.
+ */
+const struct vf_option *vf_option_find(const char *name, unsigned cmd,
+                                       const struct vf_engine_flag **engine_flag,
+                                       const struct vf_engine **engine);
+/* The option `name` means for w: vf_option_find's, except that a spelling of ours that is
+ * also the named engine's own flag is the engine's where ours does not apply to its tasks
+ * (--flash-attn, --batch-size with --engine llama.cpp). */
+const struct vf_option *vf_workload_option(const struct vf_workload *w, const char *name,
+                                           const struct vf_engine_flag **engine_flag,
+                                           const struct vf_engine **engine);
+/* Starts a workload for command cmd (VF_CMD_*): everything at its default. */
+void vf_workload_init(struct vf_workload *w, unsigned cmd);
+/*
+ * Sets option `name` (any spelling vf_option_find takes) to `value` (NULL or "" = given
+ * alone). Engine flags: without --engine the flag selects its engine; with another engine it
+ * is VF_EUSAGE naming the engine it belongs to; set --engine first. VF_EUSAGE with a message
+ * that starts with the spelling given for a bad value, an unknown name (with the nearest
+ * spellings) or an option the command does not take. Strings are borrowed.
+ */
+enum vf_err vf_workload_set(struct vf_workload *w, const char *name, const char *value,
+                            struct vf_error *err);
+/* Would `value` be accepted for option o? (The CLI's test for an optional value.) */
+bool vf_option_accepts(const struct vf_workload *w, const struct vf_option *o, const char *value);
+/* After the last vf_workload_set: the checks between options (-c and --ctx, -np and --users,
+ * -ctk and -ctv) and the values they imply. VF_EUSAGE on a conflict. */
+enum vf_err vf_workload_finish(struct vf_workload *w, struct vf_error *err);
+/* Up to max spellings nearest to an unknown `name` (edit distance), for "did you mean". */
+size_t vf_option_suggest(const char *name, unsigned cmd, const char **out, size_t max);
+/* The help lines of the options of cmd, generated from the table, in arena a. */
+char *vf_options_help(struct vf_arena *a, unsigned cmd);
+
+/* Runs the workload's engine. Assumption strings live in arena a. VF_ELIMIT when the result
+ * would not fit its tables (out->incomplete names the limit): nothing is left out silently. */
 enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                         struct vf_estimate *out, struct vf_error *err);
 
@@ -721,19 +827,6 @@ struct vf_pick {
 
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */
 unsigned vf_quant_bits(const struct vf_quant *q);
-
-/* How pick ranks: in one currency (NULL = EUR); offers in a currency with an explicit
- * exchange rate (1 unit of `from` = micro/10^6 units of `currency`) are converted and ranked
- * with it, every other currency is listed apart. */
-#define VF_MAX_FX 8
-struct vf_pick_opts {
-    const char *currency;
-    struct {
-        char from[4];
-        uint64_t micro;
-    } fx[VF_MAX_FX];
-    size_t n_fx;
-};
 
 /* Every offer of the catalog that fits, ranked (F-PICK-01); w->gpus, when set, keeps only
  * the offers of that many cards. opts may be NULL (EUR, no conversion). */
@@ -898,6 +991,10 @@ struct vf_diagnosis {
     size_t n_secondary;
     const char *evidence[VF_MAX_EVIDENCE]; /* sentences with the numbers */
     size_t n_evidence;
+    /* What could not be added (a table above or vf_explain's fixes full, or no memory), or
+     * NULL: vf_explain() then fails (VF_ELIMIT naming the limit, or VF_ENOMEM) rather than
+     * return an explanation with something silently left out. */
+    const char *incomplete;
 };
 
 struct vf_explain_opts {
@@ -920,7 +1017,8 @@ struct vf_explain {
     const struct vf_offer *bigger_offer;
 };
 
-/* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn). */
+/* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn).
+ * VF_ELIMIT when the explanation would not fit its tables (diagnosis.incomplete names it). */
 enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
                        uint64_t n_total, const struct vf_oom_context *ctx,
                        const struct vf_explain_opts *opts, struct vf_explain *out,
@@ -992,6 +1090,74 @@ size_t vf_run_peak(const struct vf_run_sample *t, size_t n);
 char *vf_render_run_csv(struct vf_arena *a, const struct vf_run_sample *t, size_t n);
 char *vf_render_run_svg(struct vf_arena *a, const struct vf_run_sample *t, size_t n, uint64_t total,
                         double oom_ms);
+/* The summary of one run, as `vramfit run --json` and --report print it. */
+struct vf_run_report {
+    char *const *argv; /* the command and its arguments, NULL-terminated (any bytes) */
+    int exit_status;   /* the child's status (128 + N for signal N) */
+    double duration_ms;
+    const char *gpu; /* the measured card's name; NULL when nothing was measured */
+    uint64_t total_bytes, baseline_bytes, peak_tree_bytes, peak_device_delta_bytes;
+    double peak_at_ms;
+    int64_t headroom_bytes; /* the card's total less its use at the peak (negative: over) */
+    size_t samples;
+    double interval_ms;
+    double oom_at_ms; /* < 0: no out-of-memory message seen */
+};
+/* The report as a JSON document (always valid JSON: bytes of argv that are not UTF-8 become
+ * U+FFFD); NULL when memory runs out. */
+char *vf_render_run_json(struct vf_arena *a, const struct vf_run_report *r);
+
+/* ------------------------------------------------------------------ answers */
+
+/* A card as a request names it (--gpu CARD[:N] | SIZE | local), resolved. */
+struct vf_card {
+    const char *name;  /* catalog id, the size as given, or "local GPU(s)" */
+    const char *label; /* what to print: "RTX 4090 24 GB" */
+    uint64_t usable_bytes;
+    uint32_t count;
+    const char *note; /* local: what was subtracted */
+};
+/* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
+ * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */
+enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                            uint32_t gpus, struct vf_card *out, struct vf_error *err);
+
+/* What estimate and pick answer (the same for the CLI and the HTTP API). */
+struct vf_answer {
+    struct vf_model model;
+    struct vf_estimate est;
+    bool has_fit; /* a card was named: card and fit are set */
+    struct vf_card card;
+    struct vf_fit fit;
+    struct vf_pick pick; /* pick */
+    bool yes;            /* fits (or no card named); pick: some offer fits */
+};
+/*
+ * The estimate of w (vf_workload_set, then vf_workload_finish): resolves w->model, takes its
+ * task unless --task was given and the engine its format implies (GGUF: llama.cpp), resolves
+ * w->gpu, estimates, adds what the flags' spellings decided to the assumptions, and with a
+ * card fits (F-FIT-01). w is updated with what was resolved. Errors of every step.
+ */
+enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
+                               struct vf_workload *w, struct vf_answer *out, struct vf_error *err);
+/* Every offer that fits w (vf_pick), with the estimate on one card. */
+enum vf_err vf_answer_pick(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
+                           struct vf_answer *out, struct vf_error *err);
+/* Scans a log of any size from read (in 1 MiB chunks, bounded memory) and explains its last
+ * out-of-memory error for w (w->model, w->tool, the workload flags); out->n_events is 0 when
+ * none was found. read fills buf with up to cap bytes and sets *got, 0 at the end. */
+enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
+                              enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
+                                                  struct vf_error *err),
+                              void *ud, struct vf_explain *out, struct vf_error *err);
+/* The same over a log in memory. */
+enum vf_err vf_answer_explain_text(struct vf_arena *a, const struct vf_catalog *c,
+                                   struct vf_workload *w, const char *text, size_t len,
+                                   struct vf_explain *out, struct vf_error *err);
+/* A view of c with the models whose id, alias or name contains q (case-insensitive); all of
+ * them when q is NULL. */
+enum vf_err vf_catalog_search(struct vf_arena *a, const struct vf_catalog *c, const char *q,
+                              struct vf_catalog *view, struct vf_error *err);
 
 /* ---------------------------------------------------------------- renderers */
 
@@ -1007,6 +1173,13 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
 char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
                           const struct vf_workload *w);
 char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* An error as DESIGN section 8 has it, for the CLI under --json and the HTTP API:
+ * {"error": {"code", "message", "hint"?}} (hint may be NULL). */
+char *vf_render_error_json(struct vf_arena *a, const char *code, const char *message,
+                           const char *hint);
+/* The API's code of a library error ("bad_request", "not_found", "too_large", "unsupported",
+ * "no_gpu", "upstream", "internal") and its HTTP status (400 ... 500) when http_status is set. */
+const char *vf_err_api_code(enum vf_err code, unsigned *http_status);
 /* Human text, allocated in a. */
 char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit, const struct vf_render_opts *o);

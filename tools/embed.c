@@ -1,28 +1,31 @@
 /*
  * embed.c - writes a C file that holds data files as byte arrays, so the vramfit binary
- * carries its catalog and works offline. Usage: embed [-n NAME] [-i HEADER] ROOT FILE... > out.c
- * Each file is named by its path relative to ROOT ("models/x.json"). The table is vf__NAME
- * and its count vf__n_NAME (NAME default embedded_files); HEADER (default internal.h)
- * declares struct vf__embedded_file.
+ * carries its catalog and works offline.
+ * Usage: embed [-n NAME] [-i HEADER] [-p PREFIX] ROOT FILE... > out.c
+ * Each file is named by its path relative to ROOT ("models/x.json"). The table is PREFIXNAME
+ * and its count PREFIXn_NAME (NAME default embedded_files, PREFIX default vf__); HEADER
+ * (default internal.h) declares struct PREFIXembedded_file.
  */
 #include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv)
 {
-    const char *name = "embedded_files", *header = "internal.h";
+    const char *name = "embedded_files", *header = "internal.h", *prefix = "vf__";
     while (argc > 2 && argv[1][0] == '-') {
         if (!strcmp(argv[1], "-n"))
             name = argv[2];
         else if (!strcmp(argv[1], "-i"))
             header = argv[2];
+        else if (!strcmp(argv[1], "-p"))
+            prefix = argv[2];
         else
             break;
         argv += 2;
         argc -= 2;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: embed [-n NAME] [-i HEADER] ROOT FILE...\n");
+        fprintf(stderr, "usage: embed [-n NAME] [-i HEADER] [-p PREFIX] ROOT FILE...\n");
         return 2;
     }
     size_t rootlen = strlen(argv[1]);
@@ -43,13 +46,13 @@ int main(int argc, char **argv)
         printf("0};\n");
         fclose(f);
     }
-    printf("\nconst struct vf__embedded_file vf__%s[] = {\n", name);
+    printf("\nconst struct %sembedded_file %s%s[] = {\n", prefix, prefix, name);
     for (int i = 2; i < argc; i++) {
         const char *file = argv[i];
         if (strncmp(file, argv[1], rootlen) == 0 && file[rootlen] == '/')
             file += rootlen + 1;
         printf("    {\"%s\", d%d, sizeof d%d - 1},\n", file, i, i);
     }
-    printf("    {0, 0, 0}};\nconst size_t vf__n_%s = %d;\n", name, argc - 2);
+    printf("    {0, 0, 0}};\nconst size_t %sn_%s = %d;\n", prefix, name, argc - 2);
     return 0;
 }

@@ -4,19 +4,6 @@
 #include "cli.h"
 
 #include <string.h>
-#include <strings.h>
-
-/* Case-insensitive substring test; NULL haystacks never match. */
-static bool contains(const char *hay, const char *needle)
-{
-    if (!hay)
-        return false;
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p; p++)
-        if (!strncasecmp(p, needle, n))
-            return true;
-    return !n;
-}
 
 int cmd_catalog(int argc, char **argv)
 {
@@ -46,19 +33,17 @@ int cmd_catalog(int argc, char **argv)
     if (!c)
         return EXIT_ERR;
     struct vf_arena *a = vf_arena_open(0);
-    struct vf_catalog view = *c; /* --search: the models whose id, alias or name has it */
-    if (q && !gpus) {
-        struct vf_catalog_model *hits = vf_arena_alloc(a, (c->n_models + 1) * sizeof *hits);
-        view.n_models = 0;
-        for (size_t i = 0; hits && i < c->n_models; i++)
-            if (contains(c->models[i].id, q) || contains(c->models[i].alias, q) ||
-                contains(c->models[i].name, q))
-                hits[view.n_models++] = c->models[i];
-        view.models = hits;
+    struct vf_catalog view;
+    struct vf_error err = {0};
+    if (!a || vf_catalog_search(a, c, gpus ? NULL : q, &view, &err)) {
+        int erc = a ? cli_lib_error(&err) : EXIT_ERR;
+        vf_arena_close(a);
+        vf_catalog_close(c);
+        return erc;
     }
     int rc = cli_print(json ? vf_render_catalog_json(a, &view, gpus)
                             : vf_render_catalog_text(a, &view, gpus));
     vf_arena_close(a);
-    cli_catalog_close(c);
+    vf_catalog_close(c);
     return rc;
 }

@@ -5,12 +5,10 @@
  */
 #include "cli.h"
 
-#include <string.h>
-
 int cmd_estimate(int argc, char **argv)
 {
     struct cli_opts o;
-    int rc = cli_parse_opts("estimate", argc, argv, CLI_OPT_CARD, &o);
+    int rc = cli_parse_opts("estimate", argc, argv, VF_CMD_ESTIMATE, &o);
     if (rc)
         return rc;
     if (o.help)
@@ -19,55 +17,27 @@ int cmd_estimate(int argc, char **argv)
     if (!cat)
         return EXIT_ERR;
     struct vf_arena *a = vf_arena_open(0);
+    struct vf_answer *ans = a ? vf_arena_alloc(a, sizeof *ans) : NULL;
     struct vf_error err = {0};
-    struct vf_model m;
-    struct vf_estimate e;
-    struct vf_fit fit;
-    struct cli_card card = {0};
     rc = EXIT_ERR;
-    if (!a)
-        goto out;
-    if (vf_model_resolve(a, cat, o.model, &m, &err)) {
-        rc = cli_lib_error(&err);
-        goto out;
-    }
-    if (!o.task_set)
-        o.w.task = m.task;
-    cli_default_engine(&o, &m);
-    if (o.gpu) {
-        if ((rc = cli_resolve_card(a, cat, &o, &card)))
-            goto out;
-        o.w.gpus = card.count;
-        o.w.usable_bytes = card.usable_bytes;
-    } else if (o.gpus) {
-        o.w.gpus = o.gpus;
-    }
-    if (vf_estimate(a, &m, &o.w, &e, &err)) {
+    if (!ans) {
+        cli_error("out of memory");
+    } else if (vf_answer_estimate(a, cat, &o.w, ans, &err)) {
         rc = cli_lib_error(&err);
         /* a split the engine cannot do answers "does not fit on these cards" */
         if (err.code == VF_EUNSUPPORTED && o.w.gpus > 1)
             rc = EXIT_NO;
-        goto out;
-    }
-    cli_note_flags(a, &o, &e);
-    if (o.gpu && vf_fit(a, &m, &o.w, card.name, card.usable_bytes, card.count, &fit, &err)) {
-        rc = cli_lib_error(&err);
-        goto out;
-    }
-    if (o.gpu)
-        fit.gpu = card.label;
-    struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
-    if (o.json) {
-        if (o.gpu)
-            fit.gpu = card.name;
-        rc = cli_print(vf_render_estimate_json(a, &e, o.gpu ? &fit : NULL));
     } else {
-        rc = cli_print(vf_render_estimate_text(a, &e, o.gpu ? &fit : NULL, &ro));
+        struct vf_fit *fit = ans->has_fit ? &ans->fit : NULL;
+        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
+        if (fit)
+            fit->gpu = o.json ? ans->card.name : ans->card.label;
+        rc = cli_print(o.json ? vf_render_estimate_json(a, &ans->est, fit)
+                              : vf_render_estimate_text(a, &ans->est, fit, &ro));
+        if (!rc && !ans->yes)
+            rc = EXIT_NO;
     }
-    if (!rc && o.gpu && !fit.fits)
-        rc = EXIT_NO;
-out:
     vf_arena_close(a);
-    cli_catalog_close(cat);
+    vf_catalog_close(cat);
     return rc;
 }

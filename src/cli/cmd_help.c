@@ -26,75 +26,32 @@ static const char main_help[] =
     "exit codes: 0 yes/found, 1 error, 2 usage, 3 answered no (does not fit)\n"
     "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
 
-#define WORKLOAD_FLAGS                                                                           \
-    "  --ctx N                  context per sequence: 32768, 32k, 128K (default: the model's\n"  \
-    "                           maximum); also --max-model-len, --num-ctx\n"                     \
-    "  -c N                     llama.cpp's total context, shared by the -np slots\n"            \
-    "  --users N                concurrent sequences (default 1); also -np, --parallel\n"        \
-    "  --weights PREC           fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a\n"   \
-    "                           GGUF type such as Q4_K_M (default: the checkpoint's own);\n"     \
-    "                           also --quant, --quantization\n"                                  \
-    "  --kv-dtype D             KV cache type: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit);\n"  \
-    "                           also --kv-cache-dtype, -ctk/-ctv\n"                              \
-    "  --engine E               generic, vllm, llama.cpp, ollama, transformers, pytorch,\n"      \
-    "                           comfyui ('vramfit help engines': their own flags)\n"             \
-    "  --task T                 infer, train, image, video (default: the model's)\n"             \
-    "  --json                   machine-readable output (DESIGN section 8)\n"                    \
-    "  --ascii                  no Unicode bars or symbols\n"                                    \
-    "  --force                  allow a context beyond the model's maximum (rope scaling)\n"     \
-    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"                   \
-    "training (--task train):\n"                                                                 \
-    "  --method M               full lora qlora freeze (default full)\n"                         \
-    "  --optimizer O            adamw adamw8bit paged_adamw8bit adafactor lion sgd (also HF's\n" \
-    "                           --optim names: adamw_bnb_8bit, paged_adamw_8bit, ...)\n"         \
-    "  --precision P            bf16 fp16 (mixed, default), fp32, pure-bf16\n"                   \
-    "  --seq N  --batch B       tokens per sample (default 2048), micro-batch per GPU (1)\n"     \
-    "  --grad-accum N           accumulation steps (no memory; the effective batch)\n"           \
-    "  --grad-checkpointing [M] none full selective (alone: full)\n"                             \
-    "  --flash-attn on|off      off: eager attention, s^2 scores saved\n"                        \
-    "  --liger  --chunked-ce [N] fused (Liger) or chunked (torchtune) cross-entropy\n"           \
-    "  --lora-rank R            default 16;  --lora-targets all-linear | q,k,v,o,gate,up,down\n" \
-    "  --freeze-layers N        --method freeze: the last N layers train (default 2)\n"          \
-    "  --zero 0-3 | --fsdp S    ZeRO stage, or full_shard shard_grad_op hybrid_shard no_shard\n" \
-    "                           (default: stage 3 on several GPUs)\n"                            \
-    "  --offload optimizer|params   ZeRO-Offload to host RAM (host RAM is reported)\n"           \
-    "  --accounting zero|deepspeed  16 B/param (ZeRO paper) or DeepSpeed's estimator (18)\n"     \
-    "  --optimizer-in-bwd       the step runs in backward, each gradient freed (torchtune)\n"    \
-    "  --cache-latents  --cache-text-embeddings   a denoiser's VAE/encoders leave the GPU\n"     \
-    "image/video (--task image|video, or train on a pipeline):\n"                                \
-    "  --width W --height H --frames F --batch B   the sample (default: the pipeline's);\n"      \
-    "                           --res 1080p|720p|480p|1024|768|512 or WxH\n"                     \
-    "  --weights Q              the denoiser: bf16 fp8 nf4 int8 Q8_0 Q5_K_M Q4_K_S ...\n"        \
-    "  --text-encoder-weights Q --text-encoder gpu|cpu|offload-after-encode\n"                   \
-    "  --vae-decode full|tiled  --tile PX (VAE Decode (Tiled), vae.enable_tiling)\n"             \
-    "  --offload M              comfyui: lowvram novram block-swap N; diffusers: model-cpu\n"    \
-    "                           sequential group\n"                                              \
-    "  --loras N  --cfg on|off  LoRA files on the denoiser; classifier-free guidance\n"
+/* The flags only the command line has; the workload's come from the library's table. */
+#define CLI_FLAGS                                                             \
+    "  --json                   machine-readable output (DESIGN section 8)\n" \
+    "  --ascii                  no Unicode bars or symbols\n"                 \
+    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
 
-static const char estimate_help[] =
+static const char estimate_intro[] =
     "usage: vramfit estimate MODEL [flags]\n"
     "\n"
     "The memory a workload needs, by component; with --gpu, whether it fits, the headroom,\n"
-    "and the largest context and number of users that fit.\n"
-    "\n" WORKLOAD_FLAGS
-    "  --gpu CARD[:N]           a catalog card (rtx-4090, h100-sxm), a size (23.65GiB, 24GB)\n"
-    "                           or 'local' (the detected cards, less what is in use)\n"
-    "  --gpus N                 cards the model is split over (also -tp)\n"
+    "and the largest context and number of users that fit. An engine's own flags\n"
+    "('vramfit help engines') select that engine.\n"
+    "\n" CLI_FLAGS;
+static const char estimate_outro[] =
     "\n"
     "exit: 0 fits (or no card given), 3 does not fit, 1 error, 2 usage\n"
     "example: vramfit estimate llama-3.1-8b --ctx 32k --users 4 --gpu rtx-4090\n";
 
-static const char pick_help[] =
+static const char pick_intro[] =
     "usage: vramfit pick MODEL [flags]\n"
     "\n"
     "Every offer of the catalog (card x count) that fits the workload, cheapest first,\n"
     "with price per hour and per minute; what each cheaper card would need to fit.\n"
-    "\n" WORKLOAD_FLAGS
-    "  --hours H                also price the whole job (per-minute billing) and a\n"
-    "                           15-minute trial on the next bigger card\n"
-    "  --currency CUR           rank offers in CUR (default EUR); others are listed apart\n"
-    "  --gpus N                 only offers of N cards (--gpus 1: single cards)\n"
-    "  --fx CUR=RATE            rank CUR offers too, converted (USD=0.92: 1 USD = 0.92 EUR)\n"
+    "--gpus N keeps the offers of N cards.\n"
+    "\n" CLI_FLAGS;
+static const char pick_outro[] =
     "\n"
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
@@ -107,9 +64,11 @@ static const char serve_help[] =
     "names another address (0.0.0.0 for every interface). Port 0 picks a free port. The URL is\n"
     "the first line on stdout; one line per request on stderr; Ctrl-C or SIGTERM stops it.\n"
     "\n"
-    "API (JSON, exactly what the CLI prints with --json for the same flags):\n"
+    "API (JSON, exactly what the CLI prints with --json for the same flags; the options are\n"
+    "the CLI's without dashes, as query keys or the members of a JSON body with POST):\n"
     "  GET  /api/v1/estimate?model=M&ctx=32k&gpu=rtx-4090&...   vramfit estimate\n"
-    "  GET  /api/v1/pick?model=M&...                            vramfit pick\n"
+    "  POST /api/v1/estimate  {\"model\": \"M\", \"ctx\": \"32k\", ...}\n"
+    "  GET  /api/v1/pick?model=M&...  (or POST a JSON body)     vramfit pick\n"
     "  POST /api/v1/explain?model=M  (the log as the body)      vramfit explain\n"
     "  GET  /api/v1/inspect?model=hf:ORG/NAME                   vramfit inspect\n"
     "  GET  /api/v1/models?q=llama   /api/v1/gpus               vramfit catalog\n"
@@ -159,19 +118,16 @@ static const char inspect_help[] =
     "recurrent layers), parameters (total and active), weight bytes as stored, KV cache per\n"
     "token, context length, and where each number came from (exact, config, catalog).\n";
 
-static const char explain_help[] =
-    "usage: vramfit explain [FILE|-] [--tool T] [--model M] [--json] [--data-dir DIR]\n"
+static const char explain_intro[] =
+    "usage: vramfit explain [FILE|-] [--tool T] [--model M] [workload flags] [--json]\n"
     "\n"
     "Reads a log (a file, or stdin for '-' or none; any size, streamed) and explains the last\n"
     "out-of-memory error: the figures of the message, the cause with its evidence, and the\n"
-    "fixes for the tool, each with what it saves (estimated when the model is known) and\n"
-    "what it costs; last, the cheapest card that would fit.\n"
-    "\n"
-    "  --tool T                 comfyui, vllm, ollama, llamacpp, transformers, pytorch, ...\n"
-    "                           (default: what the log shows)\n"
-    "  --model M                the model, when the log does not name it (for the savings)\n"
-    "  --json                   machine-readable output (DESIGN section 8, Explain JSON)\n"
-    "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
+    "fixes for the tool, each with what it saves (estimated when the model is known: --model,\n"
+    "and the workload flags for what the log does not show) and what it costs; last, the\n"
+    "cheapest card that would fit.\n"
+    "\n" CLI_FLAGS;
+static const char explain_outro[] =
     "\n"
     "exit: 0 an error was found and explained, 3 none found, 1 error, 2 usage\n"
     "example: vramfit explain train.log --model llama-3.1-8b\n";
@@ -182,20 +138,30 @@ static const char catalog_help[] =
     "The built-in data: models (HF id and alias) or GPUs (nvidia-smi total, usable total\n"
     "as CUDA reports it, precision support) with their offers.\n";
 
+/* intro, the options of the library's table for vfcmd, outro: made once, kept to the exit */
+static const char *with_options(const char *intro, unsigned vfcmd, const char *outro)
+{
+    static struct vf_arena *a;
+    if (!a && !(a = vf_arena_open(0)))
+        return NULL;
+    const char *opts = vf_options_help(a, vfcmd);
+    return opts ? vf_arena_printf(a, "%s%s%s", intro, opts, outro) : NULL;
+}
+
 const char *cli_help_text(const char *cmd)
 {
     if (!cmd)
         return main_help;
     if (!strcmp(cmd, "estimate"))
-        return estimate_help;
+        return with_options(estimate_intro, VF_CMD_ESTIMATE, estimate_outro);
     if (!strcmp(cmd, "pick"))
-        return pick_help;
+        return with_options(pick_intro, VF_CMD_PICK, pick_outro);
     if (!strcmp(cmd, "catalog"))
         return catalog_help;
     if (!strcmp(cmd, "inspect"))
         return inspect_help;
     if (!strcmp(cmd, "explain"))
-        return explain_help;
+        return with_options(explain_intro, VF_CMD_EXPLAIN, explain_outro);
     if (!strcmp(cmd, "serve"))
         return serve_help;
     if (!strcmp(cmd, "smi"))

@@ -43,6 +43,6 @@ int cmd_inspect(int argc, char **argv)
         rc = cli_print(json ? vf_render_inspect_json(a, &m) : vf_render_inspect_text(a, &m, &ro));
     }
     vf_arena_close(a);
-    cli_catalog_close(cat);
+    vf_catalog_close(cat);
     return rc;
 }

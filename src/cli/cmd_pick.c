@@ -8,44 +8,31 @@
 int cmd_pick(int argc, char **argv)
 {
     struct cli_opts o;
-    int rc = cli_parse_opts("pick", argc, argv, CLI_OPT_PRICE | CLI_OPT_COUNT, &o);
+    int rc = cli_parse_opts("pick", argc, argv, VF_CMD_PICK, &o);
     if (rc)
         return rc;
     if (o.help)
         return cli_print(cli_help_text("pick"));
-    o.w.gpus = o.gpus;
     struct vf_catalog *cat = cli_catalog(o.data_dir);
     if (!cat)
         return EXIT_ERR;
     struct vf_arena *a = vf_arena_open(0);
+    struct vf_answer *ans = a ? vf_arena_alloc(a, sizeof *ans) : NULL;
     struct vf_error err = {0};
-    struct vf_model m;
-    struct vf_estimate e;
-    struct vf_pick p;
     rc = EXIT_ERR;
-    if (!a)
-        goto out;
-    if (vf_model_resolve(a, cat, o.model, &m, &err)) {
+    if (!ans) {
+        cli_error("out of memory");
+    } else if (vf_answer_pick(a, cat, &o.w, ans, &err)) {
         rc = cli_lib_error(&err);
-        goto out;
+    } else {
+        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
+        rc =
+            cli_print(o.json ? vf_render_pick_json(a, &ans->est, &ans->pick, &o.w)
+                             : vf_render_pick_text(a, &ans->est, &ans->pick, &o.w, o.w.hours, &ro));
+        if (!rc && !ans->yes)
+            rc = EXIT_NO;
     }
-    if (!o.task_set)
-        o.w.task = m.task;
-    cli_default_engine(&o, &m);
-    if (vf_estimate(a, &m, &o.w, &e, &err) || vf_pick(a, cat, &m, &o.w, &o.pick, &p, &err)) {
-        rc = cli_lib_error(&err);
-        goto out;
-    }
-    cli_note_flags(a, &o, &e);
-    struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
-    if (o.json)
-        rc = cli_print(vf_render_pick_json(a, &e, &p, &o.w));
-    else
-        rc = cli_print(vf_render_pick_text(a, &e, &p, &o.w, o.hours, &ro));
-    if (!rc && !p.n_rows && !p.n_other && !p.n_unpriced)
-        rc = EXIT_NO;
-out:
     vf_arena_close(a);
-    cli_catalog_close(cat);
+    vf_catalog_close(cat);
     return rc;
 }

@@ -292,18 +292,24 @@ int cmd_run(int argc, char **argv)
     uint64_t used_at_peak = n ? smp[pk].device_used : baseline;
     char *text = NULL;
     if (o.json || o.report) {
-        text = vf_arena_printf(
-            a,
-            "{\n  \"command\": \"%s\",\n  \"exit_status\": %d,\n  \"duration_ms\": %.1f,\n"
-            "  \"gpu\": %s%s%s,\n  \"total_bytes\": %llu,\n  \"baseline_bytes\": %llu,\n"
-            "  \"peak_tree_bytes\": %llu,\n  \"peak_device_delta_bytes\": %llu,\n"
-            "  \"peak_at_ms\": %.1f,\n  \"headroom_bytes\": %lld,\n  \"samples\": %zu,\n"
-            "  \"interval_ms\": %.1f,\n  \"oom_at_ms\": %s\n}\n",
-            o.cmd[0], code, dur, gpu_name ? "\"" : "", gpu_name ? gpu_name : "null",
-            gpu_name ? "\"" : "", (unsigned long long)total, (unsigned long long)baseline,
-            (unsigned long long)peak, (unsigned long long)delta, n ? smp[pk].t_ms : 0.0,
-            (long long)total - (long long)used_at_peak, n, o.interval_ms * (double)stride,
-            oom_ms >= 0 ? vf_arena_printf(a, "%.1f", oom_ms) : "null");
+        struct vf_run_report rep = {
+            .argv = o.cmd,
+            .exit_status = code,
+            .duration_ms = dur,
+            .gpu = gpu_name,
+            .total_bytes = total,
+            .baseline_bytes = baseline,
+            .peak_tree_bytes = peak,
+            .peak_device_delta_bytes = delta,
+            .peak_at_ms = n ? smp[pk].t_ms : 0.0,
+            .headroom_bytes = (int64_t)total - (int64_t)used_at_peak,
+            .samples = n,
+            .interval_ms = o.interval_ms * (double)stride,
+            .oom_at_ms = oom_ms,
+        };
+        text = vf_render_run_json(a, &rep);
+        if (!text)
+            cli_error("run: cannot build the JSON report (out of memory)");
     }
     if (o.report)
         save(o.report, text);
@@ -349,7 +355,7 @@ int cmd_run(int argc, char **argv)
                     vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC),
                     vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC), pct,
                     pct < 10 ? " (tight)" : "", bigger);
-            cli_catalog_close(cat);
+            vf_catalog_close(cat);
         }
     }
     if (o.plot && n)
@@ -359,51 +365,42 @@ int cmd_run(int argc, char **argv)
 
     /* F-OOM with the live numbers: the child died of an OOM */
     if (o.explain && code != 0 && tail && tail_len) {
-        struct vf_oom_scan *scan = NULL;
-        const struct vf_oom_event *ev = NULL;
-        const struct vf_oom_context *ctx = NULL;
-        size_t kept = 0;
-        uint64_t all = 0;
         struct vf_catalog *cat = cli_catalog(NULL);
-        if (!vf_oom_scan_open(a, &scan, NULL) && !vf_oom_scan_feed(scan, tail, tail_len, NULL) &&
-            !vf_oom_scan_finish(scan, &ev, &kept, &all, &ctx, NULL) && kept) {
-            struct vf_explain_opts eo = {.catalog = cat};
-            struct vf_explain x;
-            if (!vf_explain(a, ev, kept, all, ctx, &eo, &x, NULL)) {
-                fprintf(stderr, "\nvramfit run: the command ran out of GPU memory%s\n",
-                        n ? vf_arena_printf(a, " after a peak of %s",
-                                            vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC))
-                          : "");
-                if (n) { /* the live numbers: the last sample before it failed */
-                    const struct vf_run_sample *l = &smp[n - 1];
-                    uint64_t others =
-                        l->device_used > l->tree_bytes ? l->device_used - l->tree_bytes : 0;
-                    fprintf(stderr,
-                            "  last sample, %.2f s: the card %s of %s used; the command %s, "
-                            "everything else %s (%s before it started)\n",
-                            l->t_ms / 1000,
-                            vf_format_bytes(b1, sizeof b1, l->device_used, VF_FMT_IEC),
-                            vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC),
-                            vf_format_bytes(b3, sizeof b3, l->tree_bytes, VF_FMT_IEC),
-                            vf_arena_printf(a, "%.2f GiB", (double)others / (1 << 30)),
-                            vf_arena_printf(a, "%.2f GiB", (double)baseline / (1 << 30)));
-                }
-                fputs(vf_render_explain_text(a, &x, NULL), stderr);
-                bool frag = x.diagnosis.cause && strstr(x.diagnosis.cause, "fragment");
-                for (size_t i = 0; i < x.diagnosis.n_secondary && !frag; i++)
-                    frag = strstr(x.diagnosis.secondary[i], "fragment") != NULL;
-                if (frag && !getenv("PYTORCH_CUDA_ALLOC_CONF")) {
-                    fprintf(stderr,
-                            "\nthe cache was fragmented and PYTORCH_CUDA_ALLOC_CONF is not "
-                            "set; run it again as:\n  "
-                            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run --");
-                    for (char **c = o.cmd; *c; c++)
-                        fprintf(stderr, " %s", *c);
-                    fputc('\n', stderr);
-                }
+        struct vf_workload w;
+        struct vf_explain x;
+        vf_workload_init(&w, VF_CMD_EXPLAIN);
+        if (!vf_answer_explain_text(a, cat, &w, tail, tail_len, &x, NULL) && x.n_events) {
+            fprintf(stderr, "\nvramfit run: the command ran out of GPU memory%s\n",
+                    n ? vf_arena_printf(a, " after a peak of %s",
+                                        vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC))
+                      : "");
+            if (n) { /* the live numbers: the last sample before it failed */
+                const struct vf_run_sample *l = &smp[n - 1];
+                uint64_t others =
+                    l->device_used > l->tree_bytes ? l->device_used - l->tree_bytes : 0;
+                fprintf(stderr,
+                        "  last sample, %.2f s: the card %s of %s used; the command %s, "
+                        "everything else %s (%s before it started)\n",
+                        l->t_ms / 1000, vf_format_bytes(b1, sizeof b1, l->device_used, VF_FMT_IEC),
+                        vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC),
+                        vf_format_bytes(b3, sizeof b3, l->tree_bytes, VF_FMT_IEC),
+                        vf_arena_printf(a, "%.2f GiB", (double)others / (1 << 30)),
+                        vf_arena_printf(a, "%.2f GiB", (double)baseline / (1 << 30)));
+            }
+            fputs(vf_render_explain_text(a, &x, NULL), stderr);
+            bool frag = x.diagnosis.cause && strstr(x.diagnosis.cause, "fragment");
+            for (size_t i = 0; i < x.diagnosis.n_secondary && !frag; i++)
+                frag = strstr(x.diagnosis.secondary[i], "fragment") != NULL;
+            if (frag && !getenv("PYTORCH_CUDA_ALLOC_CONF")) {
+                fprintf(stderr, "\nthe cache was fragmented and PYTORCH_CUDA_ALLOC_CONF is not "
+                                "set; run it again as:\n  "
+                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run --");
+                for (char **c = o.cmd; *c; c++)
+                    fprintf(stderr, " %s", *c);
+                fputc('\n', stderr);
             }
         }
-        cli_catalog_close(cat);
+        vf_catalog_close(cat);
     }
     free(tail);
     free(smp);

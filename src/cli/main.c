@@ -32,8 +32,12 @@ int main(int argc, char **argv)
         return EXIT_YES;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(cmd, commands[i].name))
+        if (!strcmp(cmd, commands[i].name)) {
+            cli_cmd = commands[i].name;
+            for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
+                cli_json |= !strcmp(argv[k], "--json");
             return commands[i].fn(argc - 1, argv + 1);
+        }
     cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
               "smi, top, run, help)",
               cmd);

@@ -1,120 +1,78 @@
 /*
- * out.c - where the commands' output goes: stdout and stderr, or, while a thread captures
- * (vramfit serve runs the same commands for its JSON API), that thread's buffers, with the
- * library error code kept for the HTTP status. Also the catalog the server shares.
+ * out.c - where the commands' output goes: stdout and stderr, with the prefixes and hints of
+ * the CLI's messages and the exit code each library error maps to.
  */
 #include "cli.h"
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
-static _Thread_local struct cli_capture *cap;
-static struct vf_catalog *shared_catalog;
+const char *cli_cmd = "vramfit";
+bool cli_json;
 
-void cli_capture_begin(struct cli_capture *c)
+/* Under --json the first error is also {"error": {...}} on stdout (DESIGN section 8), the
+ * same document the HTTP API answers with; stderr keeps the message for people. */
+static void json_error(const char *code, const char *msg, const char *hint)
 {
-    memset(c, 0, sizeof *c);
-    cap = c;
-}
-
-void cli_capture_begin_input(struct cli_capture *c, const char *in, size_t len)
-{
-    cli_capture_begin(c);
-    c->in = in;
-    c->in_len = len;
-    c->has_in = true;
-}
-
-void cli_capture_end(struct cli_capture *c)
-{
-    if (cap == c)
-        cap = NULL;
-    free(c->out);
-    c->out = NULL;
-}
-
-const struct cli_capture *cli_capturing(void)
-{
-    return cap;
-}
-
-void cli_set_shared_catalog(struct vf_catalog *c)
-{
-    shared_catalog = c;
-}
-
-struct vf_catalog *cli_shared_catalog(void)
-{
-    return shared_catalog;
-}
-
-void cli_catalog_close(struct vf_catalog *c)
-{
-    if (c && c != shared_catalog)
-        vf_catalog_close(c);
-}
-
-/* Appends to the capture's output; false when it cannot grow (the cap is its limit). */
-static bool cap_append(const char *text, size_t n)
-{
-    if (cap->out_len + n + 1 > cap->out_cap) {
-        size_t want = (cap->out_len + n + 1) * 2;
-        if (want > CLI_CAPTURE_MAX)
-            return false;
-        char *p = realloc(cap->out, want);
-        if (!p)
-            return false;
-        cap->out = p;
-        cap->out_cap = want;
-    }
-    memcpy(cap->out + cap->out_len, text, n);
-    cap->out_len += n;
-    cap->out[cap->out_len] = '\0';
-    return true;
-}
-
-static void verr(const char *prefix, const char *fmt, va_list ap)
-{
-    if (cap) {
-        if (!cap->err[0])
-            vsnprintf(cap->err, sizeof cap->err, fmt, ap);
+    static bool done;
+    if (!cli_json || done)
         return;
+    done = true;
+    struct vf_arena *a = vf_arena_open(0);
+    const char *doc = a ? vf_render_error_json(a, code, msg, hint) : NULL;
+    if (doc) {
+        fputs(doc, stdout);
+        fflush(stdout);
     }
-    fputs(prefix, stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vf_arena_close(a);
+}
+
+/* A message with the code of its JSON form. */
+static void error_as(const char *code, const char *fmt, va_list ap)
+{
+    char msg[VF_ERROR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "vramfit: error: %s\n", msg);
+    json_error(code, msg, NULL);
 }
 
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    verr("vramfit: error: ", fmt, ap);
+    error_as("failed", fmt, ap);
     va_end(ap);
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
+    char msg[VF_ERROR_MSG_MAX], hint[96];
     va_list ap;
     va_start(ap, fmt);
-    if (cap) {
-        cap->usage = true;
-        verr("", fmt, ap);
-    } else {
-        fprintf(stderr, "vramfit %s: ", cmd);
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n  'vramfit %s --help' lists the flags\n", cmd);
-    }
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    snprintf(hint, sizeof hint, "'vramfit %s --help' lists the flags", cmd);
+    fprintf(stderr, "vramfit %s: %s\n  %s\n", cmd, msg, hint);
+    json_error("bad_request", msg, hint);
     return EXIT_USAGE;
+}
+
+static void lib_error_as(const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void lib_error_as(const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_as(code, fmt, ap);
+    va_end(ap);
 }
 
 int cli_lib_error(const struct vf_error *err)
 {
-    if (cap)
-        cap->lib_code = err->code;
-    cli_error("%s", err->msg[0] ? err->msg : vf_strerror(err->code));
+    const char *msg = err->msg[0] ? err->msg : vf_strerror(err->code);
+    if (err->code == VF_EUSAGE)
+        return cli_usage(cli_cmd, "%s", msg);
+    lib_error_as(vf_err_api_code(err->code, NULL), "%s", msg);
     switch (err->code) {
     case VF_EINVAL:
         return EXIT_USAGE;
@@ -130,13 +88,6 @@ int cli_print(const char *text)
     if (!text) {
         cli_error("out of memory");
         return EXIT_ERR;
-    }
-    if (cap) {
-        if (!cap_append(text, strlen(text))) {
-            cli_error("the output is over the limit of %d bytes", CLI_CAPTURE_MAX);
-            return EXIT_ERR;
-        }
-        return EXIT_YES;
     }
     if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
         cli_error("cannot write the output");

@@ -360,17 +360,20 @@ static void build(struct vf_arena *a, const struct vf_oom_event *ev,
     k->ok = true;
 }
 
-static void set_opt(struct vf_workload *w, const char *key, const char *value)
+/* Sets an engine option of w; false when VF_MAX_ENGINE_OPTS are taken (the fix then has no
+ * saving rather than one computed without its change). */
+static bool set_opt(struct vf_workload *w, const char *key, const char *value)
 {
     for (size_t i = 0; i < w->opts.n; i++)
         if (!strcmp(w->opts.key[i], key)) {
             w->opts.value[i] = value;
-            return;
+            return true;
         }
-    if (w->opts.n < VF_MAX_ENGINE_OPTS) {
-        w->opts.key[w->opts.n] = key;
-        w->opts.value[w->opts.n++] = value;
-    }
+    if (w->opts.n >= VF_MAX_ENGINE_OPTS)
+        return false;
+    w->opts.key[w->opts.n] = key;
+    w->opts.value[w->opts.n++] = value;
+    return true;
 }
 
 /* The context the workload runs at (0 = the model's maximum). */
@@ -407,11 +410,12 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
         return true;
     case CH_KV8:
         w->kv_dtype = r->g == G_VLLM ? VF_DT_FP8 : VF_DT_Q8_0;
-        if (r->g == G_LLAMACPP)
-            set_opt(w, "-fa", "on");
+        if (r->g == G_LLAMACPP && !set_opt(w, "-fa", "on"))
+            return false;
         if (r->g == G_OLLAMA) {
-            set_opt(w, "OLLAMA_FLASH_ATTENTION", "1");
-            set_opt(w, "OLLAMA_KV_CACHE_TYPE", "q8_0");
+            if (!set_opt(w, "OLLAMA_FLASH_ATTENTION", "1") ||
+                !set_opt(w, "OLLAMA_KV_CACHE_TYPE", "q8_0"))
+                return false;
             w->kv_dtype = VF_DT_DEFAULT;
         }
         return true;
@@ -424,13 +428,11 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
         w->users = b / 2;
         return true;
     case CH_EAGER:
-        set_opt(w, "--enforce-eager", "");
-        return true;
+        return set_opt(w, "--enforce-eager", "");
     case CH_UTIL: {
         double u = ctx && ctx->gpu_memory_utilization > 0.0 ? ctx->gpu_memory_utilization : 0.9;
         *value = u < 0.95 ? "0.95" : "0.98";
-        set_opt(w, "--gpu-memory-utilization", *value);
-        return true;
+        return set_opt(w, "--gpu-memory-utilization", *value);
     }
     case CH_TP2:
         w->gpus = 2;
@@ -533,8 +535,7 @@ static bool apply(struct vf_arena *a, const struct rule *r, const struct known *
             return false;
         }
         *value = vf_arena_printf(a, "%u", n - n / 4);
-        set_opt(w, "-ngl", *value);
-        return r->g == G_LLAMACPP;
+        return set_opt(w, "-ngl", *value) && r->g == G_LLAMACPP;
     }
     case CH_KILL:
         *value = ev->n_procs ? vf_arena_printf(a, "%u", ev->procs[0].pid) : "PID";
@@ -660,16 +661,39 @@ static void cheapest_over(const struct vf_catalog *c, uint64_t need, struct vf_e
     }
 }
 
+/* Why d is incomplete (the first reason is kept); vf_explain() turns it into an error. */
+static void incomplete(struct vf_diagnosis *d, const char *why)
+{
+    if (!d->incomplete)
+        d->incomplete = why;
+}
+
+/* Appends an evidence sentence (NULL: the arena ran out of memory formatting it); a full
+ * table or NULL marks d incomplete. */
 static void add_evidence(struct vf_diagnosis *d, const char *s)
 {
-    if (s && d->n_evidence < VF_MAX_EVIDENCE)
+    if (!s)
+        incomplete(d, "out of memory building the diagnosis");
+    else if (d->n_evidence >= VF_MAX_EVIDENCE)
+        incomplete(d, "more than 16 evidence sentences (VF_MAX_EVIDENCE)");
+    else
         d->evidence[d->n_evidence++] = s;
 }
 
-enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
-                       uint64_t n_total, const struct vf_oom_context *ctx,
-                       const struct vf_explain_opts *opts, struct vf_explain *out,
-                       struct vf_error *err)
+/* The next free fix of out, or NULL (out marked incomplete) when VF_MAX_FIXES are taken. */
+static struct vf_fix *next_fix(struct vf_explain *out)
+{
+    if (out->n_fixes >= VF_MAX_FIXES) {
+        incomplete(&out->diagnosis, "more than 16 fixes (VF_MAX_FIXES)");
+        return NULL;
+    }
+    return &out->fixes[out->n_fixes++];
+}
+
+static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
+                           uint64_t n_total, const struct vf_oom_context *ctx,
+                           const struct vf_explain_opts *opts, struct vf_explain *out,
+                           struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
     out->events = events;
@@ -706,7 +730,7 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
     }
 
     bool dead_end = is(d->cause, "host_ram") || is(d->cause, "not_vram");
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0] && out->n_fixes < VF_MAX_FIXES; i++) {
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         const struct rule *r = &rules[i];
         if (dead_end)
             break;
@@ -728,10 +752,13 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
             if (!hit)
                 continue;
         }
-        make_fix(a, r, k, ev, ctx, &out->fixes[out->n_fixes++]);
+        struct vf_fix *f = next_fix(out);
+        if (!f)
+            break;
+        make_fix(a, r, k, ev, ctx, f);
     }
-    if (is(d->cause, "host_ram")) {
-        struct vf_fix *f = &out->fixes[out->n_fixes++];
+    struct vf_fix *f = NULL;
+    if (is(d->cause, "host_ram") && (f = next_fix(out))) {
         *f = (struct vf_fix){"more host RAM or swap; load with mmap",
                              "low_cpu_mem_usage=True; docker run --memory/--shm-size",
                              VF_UNKNOWN,
@@ -739,8 +766,7 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
                              "none",
                              1.0,
                              "a bigger GPU does not help"};
-    } else if (is(d->cause, "not_vram")) {
-        struct vf_fix *f = &out->fixes[out->n_fixes++];
+    } else if (is(d->cause, "not_vram") && (f = next_fix(out))) {
         *f = (struct vf_fix){"smaller kernel tiles",
                              "num_stages=2 (or smaller BLOCK sizes)",
                              VF_UNKNOWN,
@@ -790,4 +816,17 @@ enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, si
                                         "more than total + shortfall = %s usable",
                                         vf_format_bytes(b1, sizeof b1, need, VF_FMT_IEC)));
     return VF_OK;
+}
+
+enum vf_err vf_explain(struct vf_arena *a, const struct vf_oom_event *events, size_t n_events,
+                       uint64_t n_total, const struct vf_oom_context *ctx,
+                       const struct vf_explain_opts *opts, struct vf_explain *out,
+                       struct vf_error *err)
+{
+    enum vf_err rc = explain(a, events, n_events, n_total, ctx, opts, out, err);
+    const char *why = out->diagnosis.incomplete;
+    if (!rc && why) /* a limit is an error, never an explanation with parts left out */
+        rc = vf__errf(err, strncmp(why, "out of memory", 13) ? VF_ELIMIT : VF_ENOMEM,
+                      "explain: %s: the explanation would leave some out", why);
+    return rc;
 }

@@ -50,20 +50,36 @@ static unsigned permille(uint64_t b, uint64_t t)
     return r > 100000.0L ? 100000u : (unsigned)(r + 0.5L);
 }
 
+/* Why d is incomplete (the first reason is kept); vf_explain() turns it into an error. */
+static void incomplete(struct vf_diagnosis *d, const char *why)
+{
+    if (!d->incomplete)
+        d->incomplete = why;
+}
+
+/* Appends an evidence sentence, formatted at its full length (nothing is cut short); a full
+ * table or no memory marks d incomplete. */
 static void evidence(struct vf_arena *a, struct vf_diagnosis *d, const char *fmt, ...)
     VF__PRINTF(3, 4);
 static void evidence(struct vf_arena *a, struct vf_diagnosis *d, const char *fmt, ...)
 {
-    if (d->n_evidence >= VF_MAX_EVIDENCE)
+    if (d->n_evidence >= VF_MAX_EVIDENCE) {
+        incomplete(d, "more than 16 evidence sentences (VF_MAX_EVIDENCE)");
         return;
-    char buf[512];
+    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    const char *s = vf_arena_strdup(a, buf);
-    if (s)
-        d->evidence[d->n_evidence++] = s;
+    char *s = n < 0 ? NULL : vf_arena_alloc(a, (size_t)n + 1);
+    if (!s) {
+        incomplete(d, "out of memory building the diagnosis");
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    d->evidence[d->n_evidence++] = s;
 }
 
 /* Sets the cause the first time, adds a secondary cause afterwards (no duplicates). */
@@ -80,6 +96,8 @@ static void cause(struct vf_diagnosis *d, const char *c)
             return;
     if (d->n_secondary < sizeof d->secondary / sizeof d->secondary[0])
         d->secondary[d->n_secondary++] = c;
+    else
+        incomplete(d, "more than 8 secondary causes (struct vf_diagnosis.secondary)");
 }
 
 static bool is_training_tool(const char *tool)

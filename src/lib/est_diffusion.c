@@ -160,13 +160,14 @@ static enum vf_err comfyui_run(struct vf_arena *a, const struct vf_model *m,
 
     /* F-DIF-02: text encoders at their own storage; fp8 files with an 8-bit denoiser */
     uint64_t te = vf__pipeline_encoder_bytes(p, low_bits, &o.te_weights);
-    char enames[128] = "";
-    for (size_t i = 0; i < p->n_enc; i++) {
+    const char *enames = ""; /* at full length (names come from pipeline files) */
+    for (size_t i = 0; i < p->n_enc && enames; i++) {
         bool f8 = low_bits && p->enc[i].fp8_file;
-        size_t l = strlen(enames);
-        snprintf(enames + l, sizeof enames - l, "%s%s %s", i ? " + " : "", p->enc[i].name,
-                 vf_dtype_name(f8 ? VF_DT_FP8 : p->enc[i].dtype));
+        enames = vf_arena_printf(a, "%s%s%s %s", enames, i ? " + " : "", p->enc[i].name,
+                                 vf_dtype_name(f8 ? VF_DT_FP8 : p->enc[i].dtype));
     }
+    if (!enames)
+        return vf__errf(err, VF_ENOMEM, "'%s': out of memory", m->id);
     enum vf_te_place tp = o.text_encoder;
     if (off == VF_DOFF_NOVRAM && tp == VF_TE_DEFAULT)
         tp = VF_TE_CPU;

@@ -69,24 +69,57 @@ const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_err
     return e;
 }
 
+/* Why a result is incomplete (struct vf_estimate.incomplete); vf_estimate() turns it into an
+ * error. OUT_OF_MEMORY is told apart from the tables' limits by its address. */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+static const char OUT_OF_MEMORY[] = "out of memory building the result";
+
+static void incomplete(struct vf_estimate *e, const char *why)
+{
+    if (!e->incomplete) /* the first reason is the one reported */
+        e->incomplete = why;
+}
+
+/* fmt formatted into the arena at its full length (no fixed buffer: nothing is cut short);
+ * NULL, with e marked incomplete, when the arena is out of memory. */
+static const char *format(struct vf_arena *a, struct vf_estimate *e, const char *fmt, va_list ap)
+    VF__PRINTF(3, 0);
+static const char *format(struct vf_arena *a, struct vf_estimate *e, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    char *s = n < 0 ? NULL : vf_arena_alloc(a, (size_t)n + 1);
+    if (!s) {
+        incomplete(e, OUT_OF_MEMORY);
+        return NULL;
+    }
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
 void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
-    if (e->n_assumptions >= VF_MAX_ASSUMPTIONS)
+    if (e->n_assumptions >= VF_MAX_ASSUMPTIONS) {
+        incomplete(e, "more than " STR(VF_MAX_ASSUMPTIONS) " assumptions (VF_MAX_ASSUMPTIONS)");
         return;
+    }
     va_list ap;
     va_start(ap, fmt);
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    const char *s = format(a, e, fmt, ap);
     va_end(ap);
-    const char *s = vf_arena_strdup(a, buf);
     if (s)
         e->assumptions[e->n_assumptions++] = s;
 }
 
 static struct vf_extra *extra(struct vf_estimate *e, const char *key, int kind)
 {
-    if (e->n_extras >= VF_MAX_EXTRAS)
+    if (e->n_extras >= VF_MAX_EXTRAS) {
+        incomplete(e, "more than " STR(VF_MAX_EXTRAS) " engine results (VF_MAX_EXTRAS)");
         return NULL;
+    }
     struct vf_extra *x = &e->extras[e->n_extras++];
     memset(x, 0, sizeof *x);
     x->key = key;
@@ -122,13 +155,16 @@ void vf__extra_bool(struct vf_estimate *e, const char *key, bool v)
         x->u64 = v;
 }
 
-static void add_line(struct vf_arena *a, const char **lines, size_t *n, const char *fmt, va_list ap)
+static void add_line(struct vf_arena *a, struct vf_estimate *e, const char **lines, size_t *n,
+                     const char *why, const char *fmt, va_list ap) VF__PRINTF(6, 0);
+static void add_line(struct vf_arena *a, struct vf_estimate *e, const char **lines, size_t *n,
+                     const char *why, const char *fmt, va_list ap)
 {
-    if (*n >= VF_MAX_LINES)
+    if (*n >= VF_MAX_LINES) {
+        incomplete(e, why);
         return;
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    const char *s = vf_arena_strdup(a, buf);
+    }
+    const char *s = format(a, e, fmt, ap);
     if (s)
         lines[(*n)++] = s;
 }
@@ -137,7 +173,8 @@ void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    add_line(a, e->lines, &e->n_lines, fmt, ap);
+    add_line(a, e, e->lines, &e->n_lines,
+             "more than " STR(VF_MAX_LINES) " engine lines (VF_MAX_LINES)", fmt, ap);
     va_end(ap);
 }
 
@@ -145,15 +182,18 @@ void vf__fix(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    add_line(a, e->fixes, &e->n_fixes, fmt, ap);
+    add_line(a, e, e->fixes, &e->n_fixes, "more than " STR(VF_MAX_LINES) " fixes (VF_MAX_LINES)",
+             fmt, ap);
     va_end(ap);
 }
 
 struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, uint64_t bytes,
                                        const char *phase, const char *note)
 {
-    if (e->n_components >= VF_MAX_COMPONENTS)
+    if (e->n_components >= VF_MAX_COMPONENTS) {
+        incomplete(e, "more than " STR(VF_MAX_COMPONENTS) " components (VF_MAX_COMPONENTS)");
         return NULL;
+    }
     struct vf_component *c = &e->components[e->n_components++];
     c->name = name;
     c->bytes = bytes;
@@ -234,5 +274,11 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         "it anyway",
                         (unsigned long long)w->ctx_tokens, m->id,
                         (unsigned long long)m->max_ctx_tokens);
-    return e->estimate(a, m, w, out, err);
+    enum vf_err rc = e->estimate(a, m, w, out, err);
+    if (!rc && out->incomplete) /* a limit is an error, never a result with parts left out */
+        rc = out->incomplete == OUT_OF_MEMORY
+                 ? vf__errf(err, VF_ENOMEM, "estimate of '%s': %s", m->id, out->incomplete)
+                 : vf__errf(err, VF_ELIMIT, "estimate of '%s': %s: the result would leave some out",
+                            m->id, out->incomplete);
+    return rc;
 }

@@ -164,13 +164,21 @@ extern const struct vf_engine vf__engine_llamacpp;     /* est_llamacpp.c */
 extern const struct vf_engine vf__engine_ollama;       /* est_ollama.c */
 extern const struct vf_engine vf__engine_transformers; /* est_transformers.c */
 
-/* Appends a formatted assumption to e (arena-allocated; silently capped). */
+/*
+ * The result builders. None of them cuts anything short: texts are formatted at their full
+ * length into the arena, and a full table (VF_MAX_ASSUMPTIONS, VF_MAX_COMPONENTS,
+ * VF_MAX_EXTRAS, VF_MAX_LINES) or an arena out of memory sets e->incomplete, which
+ * vf_estimate() turns into VF_ELIMIT naming the limit (VF_ENOMEM), so a limit is an error.
+ */
+/* Appends a formatted assumption to e (arena-allocated). */
 void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...) VF__PRINTF(3, 4);
-/* Appends a component on every GPU alike; returns it (NULL when the table is full). */
+/* Appends a component on every GPU alike; returns it (NULL, e marked incomplete, when the
+ * table is full). */
 struct vf_component *vf__add_component(struct vf_estimate *e, const char *name, uint64_t bytes,
                                        const char *phase, const char *note);
 /* Engine results (JSON object e->extra_name): a number (VF_UNKNOWN = null), a real, a text,
- * a bool. Silently capped at VF_MAX_EXTRAS; key and text must outlive e (static or arena). */
+ * a bool. Past VF_MAX_EXTRAS e is marked incomplete; key and text must outlive e (static or
+ * arena). */
 void vf__extra_u64(struct vf_estimate *e, const char *key, uint64_t v);
 void vf__extra_real(struct vf_estimate *e, const char *key, double v);
 void vf__extra_text(struct vf_estimate *e, const char *key, const char *v);
@@ -204,5 +212,21 @@ size_t vf__model_type_counts(const struct vf_model *m, struct vf__type_count *ou
  * m->pipeline set; provenance CATALOG). `origin` names the file in messages. */
 enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t len,
                                    const char *origin, struct vf_model *m, struct vf_error *err);
+
+/* ------------------------------------------------------------ string builder */
+
+/* Text grown in an arena (src/lib/sb.c): every renderer builds its output with it. A failed
+ * allocation sticks: vf__sb_done then returns NULL. */
+struct vf__sb {
+    struct vf_arena *a;
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+void vf__sb_init(struct vf__sb *b, struct vf_arena *a);
+void vf__sb_printf(struct vf__sb *b, const char *fmt, ...) VF__PRINTF(2, 3);
+void vf__sb_vprintf(struct vf__sb *b, const char *fmt, va_list ap);
+/* The text ("" when nothing was added), or NULL when an allocation failed. */
+char *vf__sb_done(struct vf__sb *b);
 
 #endif /* VRAMFIT_INTERNAL_H */

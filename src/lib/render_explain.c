@@ -8,52 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ string builder */
-
-struct sb {
-    struct vf_arena *a;
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static void sb_add(struct sb *b, const char *fmt, ...) VF__PRINTF(2, 3);
-static void sb_add(struct sb *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = true;
-        va_end(ap2);
-        return;
-    }
-    size_t need = b->len + (size_t)n + 1;
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < need)
-            cap *= 2;
-        char *np = vf_arena_alloc(b->a, cap);
-        if (!np) {
-            b->failed = true;
-            va_end(ap2);
-            return;
-        }
-        if (b->len)
-            memcpy(np, b->p, b->len);
-        b->p = np;
-        b->cap = cap;
-    }
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap2);
-    va_end(ap2);
-    b->len += (size_t)n;
-}
-
 static const char *iec(char *buf, size_t cap, uint64_t v)
 {
     return vf_format_bytes(buf, cap, v, VF_FMT_IEC);
@@ -85,108 +39,114 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                              const struct vf_render_opts *o)
 {
     (void)o;
-    struct sb b = {.a = a};
+    struct vf__sb b = {.a = a};
     char s1[48], s2[48], s3[48];
     if (!x->n_events) {
-        sb_add(&b, "no out-of-memory error found\n");
-        return b.failed ? NULL : (b.p ? b.p : vf_arena_strdup(a, ""));
+        vf__sb_printf(&b, "no out-of-memory error found\n");
+        return vf__sb_done(&b);
     }
     const struct vf_oom_event *ev = &x->events[x->n_events - 1];
-    sb_add(&b, "out of memory (%s) - %s via %s, %s", ev->pattern ? ev->pattern : "?",
-           ev->tool ? ev->tool : "?", ev->source ? ev->source : "?",
-           ev->backend ? ev->backend : "?");
+    vf__sb_printf(&b, "out of memory (%s) - %s via %s, %s", ev->pattern ? ev->pattern : "?",
+                  ev->tool ? ev->tool : "?", ev->source ? ev->source : "?",
+                  ev->backend ? ev->backend : "?");
     if (ev->device >= 0)
-        sb_add(&b, ", GPU %d", ev->device);
-    sb_add(&b, ", line %llu", (unsigned long long)ev->line);
+        vf__sb_printf(&b, ", GPU %d", ev->device);
+    vf__sb_printf(&b, ", line %llu", (unsigned long long)ev->line);
     if (ev->step != VF_UNKNOWN)
-        sb_add(&b, ", at step %llu", (unsigned long long)ev->step);
-    sb_add(&b, "\n");
+        vf__sb_printf(&b, ", at step %llu", (unsigned long long)ev->step);
+    vf__sb_printf(&b, "\n");
     if (x->n_total > 1)
-        sb_add(&b, "(the last of %llu such errors in the log)\n", (unsigned long long)x->n_total);
-    sb_add(&b, "\n");
+        vf__sb_printf(&b, "(the last of %llu such errors in the log)\n",
+                      (unsigned long long)x->n_total);
+    vf__sb_printf(&b, "\n");
 
     if (ev->requested_bytes != VF_UNKNOWN)
-        sb_add(&b, "  failed request    %12s   one allocation; not what the whole job needs\n",
-               iec(s1, sizeof s1, ev->requested_bytes));
+        vf__sb_printf(&b,
+                      "  failed request    %12s   one allocation; not what the whole job needs\n",
+                      iec(s1, sizeof s1, ev->requested_bytes));
     if (ev->total_bytes != VF_UNKNOWN)
-        sb_add(&b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
+        vf__sb_printf(&b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
     if (ev->free_bytes != VF_UNKNOWN) {
-        sb_add(&b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
+        vf__sb_printf(&b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
         if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
-            sb_add(&b, "   short by %s", iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
-        sb_add(&b, "\n");
+            vf__sb_printf(&b, "   short by %s",
+                          iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
+        vf__sb_printf(&b, "\n");
     }
     if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
-        sb_add(&b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
-               iec(s1, sizeof s1, ev->allocated_bytes));
+        vf__sb_printf(&b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
+                      iec(s1, sizeof s1, ev->allocated_bytes));
     } else if (ev->allocated_bytes != VF_UNKNOWN) {
         /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
         bool pt = !ev->source || !strcmp(ev->source, "pytorch");
         uint64_t ru = ev->reserved_unallocated_bytes;
         uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
         if (pt)
-            sb_add(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
-                   iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
-                   iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+            vf__sb_printf(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
+                          iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
+                          iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
         else
-            sb_add(&b, "  allocated         %12s   by %s before the request\n",
-                   iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
+            vf__sb_printf(&b, "  allocated         %12s   by %s before the request\n",
+                          iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
     }
     /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
     bool killed = ev->source && !strcmp(ev->source, "linux");
     const char *label = killed ? "killed process " : "other processes";
     if (ev->n_procs) {
         for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
-            sb_add(&b, "  %s PID %-8u %12s%s\n", i ? "               " : label, ev->procs[i].pid,
-                   iec(s1, sizeof s1, ev->procs[i].bytes), killed ? " of host RAM" : "");
+            vf__sb_printf(&b, "  %s PID %-8u %12s%s\n", i ? "               " : label,
+                          ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes),
+                          killed ? " of host RAM" : "");
     } else if (ev->total_bytes != VF_UNKNOWN) {
-        sb_add(&b, "  other processes   none named in the message\n");
+        vf__sb_printf(&b, "  other processes   none named in the message\n");
     }
     if (ev->text)
-        sb_add(&b, "  message           %s\n", ev->text);
+        vf__sb_printf(&b, "  message           %s\n", ev->text);
 
     const struct vf_diagnosis *d = &x->diagnosis;
-    sb_add(&b, "\nDiagnosis (%s): %s\n", d->cause ? d->cause : "unknown", cause_words(d->cause));
+    vf__sb_printf(&b, "\nDiagnosis (%s): %s\n", d->cause ? d->cause : "unknown",
+                  cause_words(d->cause));
     if (d->n_secondary) {
-        sb_add(&b, "Also:");
+        vf__sb_printf(&b, "Also:");
         for (size_t i = 0; i < d->n_secondary; i++)
-            sb_add(&b, " %s%s", d->secondary[i], i + 1 < d->n_secondary ? "," : "");
-        sb_add(&b, "\n");
+            vf__sb_printf(&b, " %s%s", d->secondary[i], i + 1 < d->n_secondary ? "," : "");
+        vf__sb_printf(&b, "\n");
     }
     for (size_t i = 0; i < d->n_evidence; i++)
-        sb_add(&b, "  - %s\n", d->evidence[i]);
+        vf__sb_printf(&b, "  - %s\n", d->evidence[i]);
 
     if (x->n_fixes) {
-        sb_add(&b, "\nFixes for %s, in the order to try them:\n",
-               ev->tool ? ev->tool : "this tool");
+        vf__sb_printf(&b, "\nFixes for %s, in the order to try them:\n",
+                      ev->tool ? ev->tool : "this tool");
         for (size_t i = 0; i < x->n_fixes; i++) {
             const struct vf_fix *f = &x->fixes[i];
             if (f->saves_bytes != VF_UNKNOWN)
                 snprintf(s1, sizeof s1, "saves ~%s", iec(s2, sizeof s2, f->saves_bytes));
             else
                 snprintf(s1, sizeof s1, "saves ?");
-            sb_add(&b, "  %2zu  %-46s %-18s %s\n", i + 1, f->title, s1, f->cost ? f->cost : "");
-            sb_add(&b, "        %s\n", f->command);
+            vf__sb_printf(&b, "  %2zu  %-46s %-18s %s\n", i + 1, f->title, s1,
+                          f->cost ? f->cost : "");
+            vf__sb_printf(&b, "        %s\n", f->command);
             if (f->saves_bytes == VF_UNKNOWN && f->missing)
-                sb_add(&b, "        (no saving computed: %s)\n", f->missing);
+                vf__sb_printf(&b, "        (no saving computed: %s)\n", f->missing);
         }
     }
     if (x->bigger_card) {
-        sb_add(&b, "\nNo fix above? The cheapest card with room for this job:\n");
-        sb_add(&b, "  %s", x->bigger_card->name);
+        vf__sb_printf(&b, "\nNo fix above? The cheapest card with room for this job:\n");
+        vf__sb_printf(&b, "  %s", x->bigger_card->name);
         if (x->bigger_offer) {
             char p1[32], p2[32], p3[32];
             uint64_t per_min = x->bigger_offer->price_micro / 60;
             uint64_t q = x->bigger_offer->price_micro / 4;
-            sb_add(&b, "   %s %s/h (%s/min)   a 15-minute test costs %s %s",
-                   x->bigger_offer->currency,
-                   vf_format_price(p1, sizeof p1, x->bigger_offer->price_micro, 2),
-                   vf_format_price(p2, sizeof p2, per_min, 4), x->bigger_offer->currency,
-                   vf_format_price(p3, sizeof p3, q, 2));
+            vf__sb_printf(&b, "   %s %s/h (%s/min)   a 15-minute test costs %s %s",
+                          x->bigger_offer->currency,
+                          vf_format_price(p1, sizeof p1, x->bigger_offer->price_micro, 2),
+                          vf_format_price(p2, sizeof p2, per_min, 4), x->bigger_offer->currency,
+                          vf_format_price(p3, sizeof p3, q, 2));
         }
-        sb_add(&b, "\n");
+        vf__sb_printf(&b, "\n");
     }
-    return b.failed ? NULL : b.p;
+    return vf__sb_done(&b);
 }
 
 /* ------------------------------------------------------------------- JSON */
@@ -229,9 +189,9 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
     json_object_set_new(dj, "cause", vf__json_str(x->n_events ? d->cause : NULL));
     json_t *sec = json_array(), *evi = json_array();
     for (size_t i = 0; i < d->n_secondary; i++)
-        json_array_append_new(sec, json_string(d->secondary[i]));
+        json_array_append_new(sec, vf__json_text(d->secondary[i]));
     for (size_t i = 0; i < d->n_evidence; i++)
-        json_array_append_new(evi, json_string(d->evidence[i]));
+        json_array_append_new(evi, vf__json_text(d->evidence[i]));
     json_object_set_new(dj, "secondary", sec);
     json_object_set_new(dj, "evidence", evi);
     json_object_set_new(root, "diagnosis", dj);
@@ -262,7 +222,8 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
                             x->bigger_offer ? json_real((double)x->bigger_offer->price_micro / 1e6)
                                             : json_null());
         json_object_set_new(bc, "currency",
-                            x->bigger_offer ? json_string(x->bigger_offer->currency) : json_null());
+                            x->bigger_offer ? vf__json_text(x->bigger_offer->currency)
+                                            : json_null());
         json_object_set_new(root, "bigger_card", bc);
     } else {
         json_object_set_new(root, "bigger_card", json_null());

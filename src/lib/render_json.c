@@ -21,9 +21,60 @@ json_t *vf__json_price(uint64_t micro)
     return micro == VF_UNKNOWN ? json_null() : json_real((double)micro / 1e6);
 }
 
+json_t *vf__json_text(const char *s)
+{
+    /* jansson's json_string() refuses (NULL) a string that is not UTF-8, and
+     * json_object_set_new() then drops the key without a word: a path, a command line or a
+     * catalog field with a stray byte would vanish from the document. Well-formed UTF-8
+     * (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF) is kept; each
+     * byte that does not start a well-formed sequence becomes U+FFFD (one for each byte), so
+     * the document is valid JSON whatever the bytes; jansson escapes quotes, backslashes and
+     * control characters. */
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n && p[i] < 0x80) /* the common case: ASCII, no copy */
+        i++;
+    if (i == n)
+        return json_stringn(s, n);
+    char *buf = vf__malloc(n * 3 + 1); /* U+FFFD is 3 bytes for 1 */
+    if (!buf)
+        return NULL;
+    memcpy(buf, s, i);
+    size_t o = i;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t len = c < 0x80                 ? 1
+                     : c >= 0xc2 && c <= 0xdf ? 2
+                     : c >= 0xe0 && c <= 0xef ? 3
+                     : c >= 0xf0 && c <= 0xf4 ? 4
+                                              : 0;
+        /* the second byte's range (Unicode Table 3-7), the others 80..BF */
+        unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+        bool ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = k == 1 ? p[i + k] >= lo && p[i + k] <= hi : p[i + k] >= 0x80 && p[i + k] <= 0xbf;
+        if (ok) {
+            memcpy(buf + o, p + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(buf + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    json_t *j = json_stringn(buf, o);
+    vf__free(buf);
+    return j;
+}
+
 json_t *vf__json_str(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return s ? vf__json_text(s) : json_null();
 }
 
 /* Moves a jansson string into the arena (jansson's buffer is freed). */
@@ -56,7 +107,7 @@ static json_t *model_json(const struct vf_model *m)
     json_object_set_new(o, "name", vf__json_str(m->name));
     json_object_set_new(o, "params", vf__json_bytes(m->params));
     json_object_set_new(o, "params_active", vf__json_bytes(m->params_active));
-    json_object_set_new(o, "source", json_string(vf_provenance_name(m->provenance)));
+    json_object_set_new(o, "source", vf__json_text(vf_provenance_name(m->provenance)));
     json_object_set_new(o, "origin", vf__json_str(m->source));
     return o;
 }
@@ -79,7 +130,7 @@ static json_t *fit_json(const struct vf_fit *f)
     if (f->max_frames)
         json_object_set_new(o, "max_frames", json_integer(f->max_frames));
     if (f->why_not)
-        json_object_set_new(o, "why_not", json_string(f->why_not));
+        json_object_set_new(o, "why_not", vf__json_text(f->why_not));
     return o;
 }
 
@@ -90,9 +141,9 @@ static json_t *estimate_json(const struct vf_estimate *e)
     json_t *o = json_object();
     json_object_set_new(o, "model", model_json(&e->model));
     json_object_set_new(o, "engine", vf__json_str(e->engine));
-    json_object_set_new(o, "task", json_string(vf_task_name(e->task)));
-    json_object_set_new(o, "weights", json_string(e->weights.name));
-    json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(e->kv_dtype)));
+    json_object_set_new(o, "task", vf__json_text(vf_task_name(e->task)));
+    json_object_set_new(o, "weights", vf__json_text(e->weights.name));
+    json_object_set_new(o, "kv_dtype", vf__json_text(vf_dtype_name(e->kv_dtype)));
     json_object_set_new(o, "ctx_tokens", vf__json_bytes(e->ctx_tokens));
     json_object_set_new(o, "users", vf__json_bytes(e->users));
     json_object_set_new(o, "gpus", json_integer(e->gpus));
@@ -102,11 +153,11 @@ static json_t *estimate_json(const struct vf_estimate *e)
     for (size_t i = 0; i < e->n_components; i++) {
         const struct vf_component *c = &e->components[i];
         json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(c->name));
+        json_object_set_new(j, "name", vf__json_text(c->name));
         json_object_set_new(j, "bytes", vf__json_bytes(c->bytes));
-        json_object_set_new(j, "device", json_string(device_name(dev, sizeof dev, c->device)));
+        json_object_set_new(j, "device", vf__json_text(device_name(dev, sizeof dev, c->device)));
         if (c->phase)
-            json_object_set_new(j, "phase", json_string(c->phase));
+            json_object_set_new(j, "phase", vf__json_text(c->phase));
         json_array_append_new(comps, j);
     }
     json_object_set_new(o, "components", comps);
@@ -119,12 +170,12 @@ static json_t *estimate_json(const struct vf_estimate *e)
             uniform &= e->components[i].device == VF_DEV_ALL_GPUS;
         uint64_t sum = uniform ? e->total_bytes : vf__gpu_total(e, (int)g);
         json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(device_name(dev, sizeof dev, (int)g)));
+        json_object_set_new(j, "name", vf__json_text(device_name(dev, sizeof dev, (int)g)));
         json_object_set_new(j, "bytes", vf__json_bytes(sum));
         json_array_append_new(devs, j);
     }
     json_t *host = json_object();
-    json_object_set_new(host, "name", json_string("host"));
+    json_object_set_new(host, "name", vf__json_text("host"));
     json_object_set_new(host, "bytes", vf__json_bytes(e->host_bytes));
     json_array_append_new(devs, host);
     json_object_set_new(o, "devices", devs);
@@ -132,7 +183,7 @@ static json_t *estimate_json(const struct vf_estimate *e)
     json_object_set_new(o, "host_bytes", vf__json_bytes(e->host_bytes));
     json_t *as = json_array();
     for (size_t i = 0; i < e->n_assumptions; i++)
-        json_array_append_new(as, json_string(e->assumptions[i]));
+        json_array_append_new(as, vf__json_text(e->assumptions[i]));
     json_object_set_new(o, "assumptions", as);
     if (e->extra_name && e->n_extras) {
         json_t *x = json_object();
@@ -149,23 +200,23 @@ static json_t *estimate_json(const struct vf_estimate *e)
     if (e->n_lines || e->n_fixes) {
         json_t *l = json_array(), *f = json_array();
         for (size_t i = 0; i < e->n_lines; i++)
-            json_array_append_new(l, json_string(e->lines[i]));
+            json_array_append_new(l, vf__json_text(e->lines[i]));
         for (size_t i = 0; i < e->n_fixes; i++)
-            json_array_append_new(f, json_string(e->fixes[i]));
+            json_array_append_new(f, vf__json_text(e->fixes[i]));
         json_object_set_new(o, "engine_log", l);
         json_object_set_new(o, "engine_fixes", f);
     }
     if (e->task == VF_TASK_TRAIN) {
         json_t *t = json_object();
         const struct vf_train_opts *tr = &e->train;
-        json_object_set_new(t, "method", json_string(vf_train_method_name(tr->method)));
-        json_object_set_new(t, "optimizer", json_string(vf_optimizer_name(tr->optimizer)));
-        json_object_set_new(t, "precision", json_string(vf_precision_name(tr->precision)));
+        json_object_set_new(t, "method", vf__json_text(vf_train_method_name(tr->method)));
+        json_object_set_new(t, "optimizer", vf__json_text(vf_optimizer_name(tr->optimizer)));
+        json_object_set_new(t, "precision", vf__json_text(vf_precision_name(tr->precision)));
         json_object_set_new(t, "trainable_params", vf__json_bytes(e->trainable_params));
         json_object_set_new(t, "lora_rank", json_integer(tr->lora_rank));
         json_object_set_new(t, "lora_targets",
                             tr->lora_rank
-                                ? json_string(tr->lora_targets ? tr->lora_targets : "all-linear")
+                                ? vf__json_text(tr->lora_targets ? tr->lora_targets : "all-linear")
                                 : json_null());
         json_object_set_new(t, "freeze_layers", json_integer(tr->freeze_layers));
         json_object_set_new(t, "batch", json_integer(tr->batch));
@@ -176,7 +227,7 @@ static json_t *estimate_json(const struct vf_estimate *e)
                          (e->gpus ? e->gpus : 1)));
         json_object_set_new(t, "seq_tokens", vf__json_bytes(e->ctx_tokens));
         json_object_set_new(t, "grad_checkpointing",
-                            json_string(vf_grad_ckpt_name(tr->grad_checkpointing)));
+                            vf__json_text(vf_grad_ckpt_name(tr->grad_checkpointing)));
         json_object_set_new(t, "flash_attn", json_boolean(!tr->no_flash_attn));
         json_object_set_new(t, "liger", json_boolean(tr->liger));
         json_object_set_new(t, "ce_chunks", json_integer(tr->liger ? 0 : tr->ce_chunks));
@@ -185,9 +236,9 @@ static json_t *estimate_json(const struct vf_estimate *e)
                                                      : json_integer((int)tr->zero - 1));
         json_object_set_new(t, "fsdp",
                             tr->fsdp == VF_FSDP_NONE ? json_null()
-                                                     : json_string(vf_fsdp_name(tr->fsdp)));
-        json_object_set_new(t, "offload", json_string(vf_offload_name(tr->offload)));
-        json_object_set_new(t, "accounting", json_string(vf_accounting_name(tr->accounting)));
+                                                     : vf__json_text(vf_fsdp_name(tr->fsdp)));
+        json_object_set_new(t, "offload", vf__json_text(vf_offload_name(tr->offload)));
+        json_object_set_new(t, "accounting", vf__json_text(vf_accounting_name(tr->accounting)));
         json_object_set_new(t, "cache_latents", json_boolean(tr->cache_latents));
         json_object_set_new(t, "cache_text_embeddings", json_boolean(tr->cache_text));
         json_object_set_new(o, "train", t);
@@ -218,8 +269,8 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
 static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "gpu", json_string(r->gpu->id));
-    json_object_set_new(o, "name", json_string(r->gpu->name));
+    json_object_set_new(o, "gpu", vf__json_text(r->gpu->id));
+    json_object_set_new(o, "name", vf__json_text(r->gpu->name));
     json_object_set_new(o, "count", json_integer(r->count));
     json_object_set_new(o, "usable_bytes", vf__json_bytes(r->gpu->usable_bytes));
     json_object_set_new(o, "needs_bytes", vf__json_bytes(r->est.total_bytes));
@@ -228,16 +279,16 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
                         r->offer ? vf__json_price(r->offer->price_micro) : json_null());
     json_object_set_new(o, "price_per_minute",
                         r->offer ? json_real((double)r->offer->price_micro / 60e6) : json_null());
-    json_object_set_new(o, "currency", r->offer ? json_string(r->offer->currency) : json_null());
-    json_object_set_new(o, "billing", r->offer ? json_string(r->offer->billing) : json_null());
-    json_object_set_new(o, "kind", r->offer ? json_string(r->offer->kind) : json_null());
-    json_object_set_new(o, "provider", r->offer ? json_string(r->offer->provider) : json_null());
-    json_object_set_new(o, "as_of", r->offer ? json_string(r->offer->as_of) : json_null());
+    json_object_set_new(o, "currency", r->offer ? vf__json_text(r->offer->currency) : json_null());
+    json_object_set_new(o, "billing", r->offer ? vf__json_text(r->offer->billing) : json_null());
+    json_object_set_new(o, "kind", r->offer ? vf__json_text(r->offer->kind) : json_null());
+    json_object_set_new(o, "provider", r->offer ? vf__json_text(r->offer->provider) : json_null());
+    json_object_set_new(o, "as_of", r->offer ? vf__json_text(r->offer->as_of) : json_null());
     json_object_set_new(o, "fits", json_boolean(r->fit.fits));
     json_object_set_new(o, "rank", ranked ? json_integer(rank) : json_null());
     if (r->original) {
         json_t *fx = json_object();
-        json_object_set_new(fx, "currency", json_string(r->original->currency));
+        json_object_set_new(fx, "currency", vf__json_text(r->original->currency));
         json_object_set_new(fx, "price_per_hour", vf__json_price(r->original->price_micro));
         json_object_set_new(fx, "rate", vf__json_price(r->fx_micro));
         json_object_set_new(o, "converted_from", fx);
@@ -248,14 +299,14 @@ static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
         json_object_set_new(o, "max_batch", vf__json_bytes(r->fit.max_batch));
         json_object_set_new(o, "kv_dtype_fix",
                             r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits
-                                ? json_string(vf_dtype_name(r->kv_fix))
+                                ? vf__json_text(vf_dtype_name(r->kv_fix))
                                 : json_null());
         /* the first of the estimator's fixes that fits this card (training, image, video) */
         json_t *fx = json_null();
         for (size_t k = 0; k < r->est.n_fixes; k++)
             if (strstr(r->est.fixes[k], "(fits)") && strncmp(r->est.fixes[k], "together", 8)) {
                 json_decref(fx);
-                fx = json_string(r->est.fixes[k]);
+                fx = vf__json_text(r->est.fixes[k]);
                 break;
             }
         json_object_set_new(o, "fix", fx);
@@ -268,7 +319,7 @@ char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const
 {
     (void)w;
     json_t *o = estimate_json(e);
-    json_object_set_new(o, "currency", json_string(p->currency));
+    json_object_set_new(o, "currency", vf__json_text(p->currency));
     json_t *offers = json_array();
     for (size_t i = 0; i < p->n_rows; i++)
         json_array_append_new(offers, offer_json(&p->rows[i], true, (int)i + 1));
@@ -284,7 +335,7 @@ char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const
     json_object_set_new(o, "skipped_multi_gpu_why", vf__json_str(p->unsplittable_why));
     if (p->low_bits) {
         json_t *u = json_object();
-        json_object_set_new(u, "weights", json_string(p->upgrade_quant.name));
+        json_object_set_new(u, "weights", vf__json_text(p->upgrade_quant.name));
         json_object_set_new(u, "offer",
                             p->upgrade ? offer_json(p->upgrade, false, 0) : json_null());
         json_object_set_new(o, "move_up", u);
@@ -299,18 +350,18 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
         for (size_t i = 0; i < c->n_gpus; i++) {
             const struct vf_gpu_spec *g = &c->gpus[i];
             json_t *o = json_object();
-            json_object_set_new(o, "id", json_string(g->id));
-            json_object_set_new(o, "name", json_string(g->name));
-            json_object_set_new(o, "vendor", json_string(g->vendor));
+            json_object_set_new(o, "id", vf__json_text(g->id));
+            json_object_set_new(o, "name", vf__json_text(g->name));
+            json_object_set_new(o, "vendor", vf__json_text(g->vendor));
             json_object_set_new(o, "marketed_gb", json_integer(g->marketed_gb));
             json_object_set_new(o, "smi_bytes", vf__json_bytes(g->smi_bytes));
             json_object_set_new(o, "usable_bytes", vf__json_bytes(g->usable_bytes));
             json_object_set_new(o, "usable_kind",
-                                json_string(g->usable_derived ? "derived" : "measured"));
+                                vf__json_text(g->usable_derived ? "derived" : "measured"));
             json_object_set_new(o, "bandwidth_gbps",
                                 g->bandwidth_gbps ? json_integer(g->bandwidth_gbps) : json_null());
-            json_object_set_new(o, "arch", json_string(g->arch));
-            json_object_set_new(o, "cc", json_string(g->cc));
+            json_object_set_new(o, "arch", vf__json_text(g->arch));
+            json_object_set_new(o, "cc", vf__json_text(g->cc));
             json_object_set_new(o, "bf16", json_boolean(g->bf16));
             json_object_set_new(o, "fp8", json_boolean(g->fp8));
             json_object_set_new(o, "fp4", json_boolean(g->fp4));
@@ -322,26 +373,26 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
                 json_t *x = json_object();
                 json_object_set_new(x, "count", json_integer(of->count));
                 json_object_set_new(x, "price_per_hour", vf__json_price(of->price_micro));
-                json_object_set_new(x, "currency", json_string(of->currency));
-                json_object_set_new(x, "billing", json_string(of->billing));
-                json_object_set_new(x, "kind", json_string(of->kind));
-                json_object_set_new(x, "as_of", json_string(of->as_of));
-                json_object_set_new(x, "provider", json_string(of->provider));
-                json_object_set_new(x, "source", json_string(of->source));
+                json_object_set_new(x, "currency", vf__json_text(of->currency));
+                json_object_set_new(x, "billing", vf__json_text(of->billing));
+                json_object_set_new(x, "kind", vf__json_text(of->kind));
+                json_object_set_new(x, "as_of", vf__json_text(of->as_of));
+                json_object_set_new(x, "provider", vf__json_text(of->provider));
+                json_object_set_new(x, "source", vf__json_text(of->source));
                 json_array_append_new(offers, x);
             }
             json_object_set_new(o, "offers", offers);
-            json_object_set_new(o, "source", json_string(g->source));
+            json_object_set_new(o, "source", vf__json_text(g->source));
             json_array_append_new(arr, o);
         }
     } else {
         for (size_t i = 0; i < c->n_models; i++) {
             const struct vf_catalog_model *m = &c->models[i];
             json_t *o = json_object();
-            json_object_set_new(o, "id", json_string(m->id));
+            json_object_set_new(o, "id", vf__json_text(m->id));
             json_object_set_new(o, "alias", vf__json_str(m->alias));
-            json_object_set_new(o, "name", json_string(m->name));
-            json_object_set_new(o, "file", json_string(m->file));
+            json_object_set_new(o, "name", vf__json_text(m->name));
+            json_object_set_new(o, "file", vf__json_text(m->file));
             json_array_append_new(arr, o);
         }
     }
@@ -354,7 +405,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "model", model_json(m));
-    json_object_set_new(o, "task", json_string(vf_task_name(m->task)));
+    json_object_set_new(o, "task", vf__json_text(vf_task_name(m->task)));
     if (m->pipeline)
         return vf__json_finish(a, o);
     json_object_set_new(o, "model_type", vf__json_str(m->model_type));
@@ -364,7 +415,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     json_object_set_new(o, "heads", json_integer(m->n_heads));
     json_object_set_new(o, "kv_heads", json_integer(m->n_kv_heads));
     json_object_set_new(o, "head_dim", json_integer(m->head_dim));
-    json_object_set_new(o, "attention", json_string(vf_attn_kind_name(m->attn)));
+    json_object_set_new(o, "attention", vf__json_text(vf_attn_kind_name(m->attn)));
     json_object_set_new(o, "vocab", vf__json_bytes(m->vocab));
     json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(m->max_ctx_tokens));
     unsigned sliding = 0, rec = 0;
@@ -385,7 +436,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
         json_object_set_new(o, "experts", x);
     }
     json_t *w = json_object();
-    json_object_set_new(w, "scheme", json_string(m->native.name));
+    json_object_set_new(w, "scheme", vf__json_text(m->native.name));
     json_object_set_new(w, "bytes", vf__json_bytes(vf_model_weight_bytes(m, &m->native)));
     json_object_set_new(
         w, "exact",
@@ -396,7 +447,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     json_t *bt = json_array();
     for (size_t i = 0; i < nt; i++) {
         json_t *x = json_object();
-        json_object_set_new(x, "type", json_string(types[i].type));
+        json_object_set_new(x, "type", vf__json_text(types[i].type));
         json_object_set_new(x, "tensors", json_integer(types[i].tensors));
         json_object_set_new(x, "params", vf__json_bytes(types[i].params));
         json_object_set_new(x, "bytes", vf__json_bytes(types[i].bytes));
@@ -404,7 +455,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     }
     json_object_set_new(o, "by_type", bt);
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
-    json_object_set_new(o, "kv_dtype", json_string(vf_dtype_name(kv)));
+    json_object_set_new(o, "kv_dtype", vf__json_text(vf_dtype_name(kv)));
     json_object_set_new(o, "kv_bytes_per_token",
                         vf__json_bytes(vf_model_kv_bytes_per_token(m, kv)));
     return vf__json_finish(a, o);
@@ -450,4 +501,51 @@ char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s)
     }
     json_object_set_new(o, "gpus", gpus);
     return vf__json_finish(a, o);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+const char *vf_err_api_code(enum vf_err code, unsigned *http_status)
+{
+    static const struct {
+        enum vf_err code;
+        const char *name;
+        unsigned status;
+    } map[] = {
+        {VF_EUSAGE, "bad_request", 400},
+        {VF_EINVAL, "bad_request", 400},
+        {VF_ERANGE, "bad_request", 400},
+        {VF_EFORMAT, "bad_request", 400},
+        {VF_ELIMIT, "too_large", 413},
+        {VF_ENOENT, "not_found", 404},
+        {VF_EUNSUPPORTED, "unsupported", 422},
+        {VF_ENODEV, "no_gpu", 503},
+        {VF_EIO, "upstream", 502},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (map[i].code == code) {
+            if (http_status)
+                *http_status = map[i].status;
+            return map[i].name;
+        }
+    if (http_status)
+        *http_status = 500;
+    return "internal";
+}
+
+char *vf_render_error_json(struct vf_arena *a, const char *code, const char *message,
+                           const char *hint)
+{
+    json_t *e = json_object(), *root = json_object();
+    if (!e || !root) {
+        json_decref(e);
+        json_decref(root);
+        return NULL;
+    }
+    json_object_set_new(e, "code", vf__json_text(code));
+    json_object_set_new(e, "message", vf__json_text(message));
+    if (hint)
+        json_object_set_new(e, "hint", vf__json_text(hint));
+    json_object_set_new(root, "error", e);
+    return vf__json_finish(a, root);
 }

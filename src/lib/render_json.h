@@ -13,7 +13,11 @@
 json_t *vf__json_bytes(uint64_t v);
 /* Micro-units as a decimal price, or null for VF_UNKNOWN. */
 json_t *vf__json_price(uint64_t micro);
-/* A string, or null for NULL. */
+/* A string of any bytes, always valid UTF-8: bytes that are not become U+FFFD (jansson's
+ * json_string() would return NULL, and json_object_set_new() drop the key); NULL for NULL or
+ * when memory runs out. Every string of a document goes through this or vf__json_str. */
+json_t *vf__json_text(const char *s);
+/* The same, or null for NULL. */
 json_t *vf__json_str(const char *s);
 /* Dumps root (indented, reals at 10 significant digits) into arena a with a final newline,
  * and frees root; NULL when memory runs out. */

@@ -8,62 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ string builder */
-
-struct sb {
-    struct vf_arena *a;
-    char *p;
-    size_t n, cap;
-    bool oom;
-};
-
-static void sb_printf(struct sb *s, const char *fmt, ...) VF__PRINTF(2, 3);
-
-static void sb_printf(struct sb *s, const char *fmt, ...)
-{
-    if (s->oom)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(s->p ? s->p + s->n : NULL, s->p ? s->cap - s->n : 0, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if (!s->p || s->n + (size_t)k + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < s->n + (size_t)k + 1)
-            cap *= 2;
-        char *np = vf_arena_alloc(s->a, cap);
-        if (!np) {
-            s->oom = true;
-            return;
-        }
-        if (s->p)
-            memcpy(np, s->p, s->n);
-        s->p = np;
-        s->cap = cap;
-        va_start(ap, fmt);
-        vsnprintf(s->p + s->n, s->cap - s->n, fmt, ap);
-        va_end(ap);
-    }
-    s->n += (size_t)k;
-}
-
-static char *sb_done(struct sb *s)
-{
-    if (s->oom)
-        return NULL;
-    if (!s->p)
-        return vf_arena_strdup(s->a, "");
-    return s->p;
-}
-
 /* ------------------------------------------------------------------ pieces */
 
 #define BAR_WIDTH 36
 
 /* A bar of `bytes` out of `scale` in BAR_WIDTH cells, with eighth-cell precision. */
-static void bar(struct sb *s, uint64_t bytes, uint64_t scale, bool ascii)
+static void bar(struct vf__sb *s, uint64_t bytes, uint64_t scale, bool ascii)
 {
     static const char *const part[] = {"",       "\u258f", "\u258e", "\u258d",
                                        "\u258c", "\u258b", "\u258a", "\u2589"};
@@ -75,13 +25,13 @@ static void bar(struct sb *s, uint64_t bytes, uint64_t scale, bool ascii)
     unsigned full = (unsigned)(eighths / 8), rest = (unsigned)(eighths % 8);
     unsigned cells = 0;
     for (unsigned i = 0; i < full; i++, cells++)
-        sb_printf(s, "%s", ascii ? "#" : "\u2588");
+        vf__sb_printf(s, "%s", ascii ? "#" : "\u2588");
     if (rest) {
-        sb_printf(s, "%s", ascii ? "#" : part[rest]);
+        vf__sb_printf(s, "%s", ascii ? "#" : part[rest]);
         cells++;
     }
     for (; cells < BAR_WIDTH; cells++)
-        sb_printf(s, " ");
+        vf__sb_printf(s, " ");
 }
 
 static const char *label(const char *name)
@@ -121,33 +71,34 @@ static const char *params_text(char *buf, size_t cap, uint64_t p)
 }
 
 /* "Llama 3.1 8B Instruct · 8.03 B params (3.35 B active) · bf16 · generic" */
-static void headline(struct sb *s, const struct vf_estimate *e, const char *dot)
+static void headline(struct vf__sb *s, const struct vf_estimate *e, const char *dot)
 {
     char b1[48], b2[48];
     const struct vf_model *m = &e->model;
-    sb_printf(s, "%s %s %s", m->name ? m->name : m->id, dot, params_text(b1, sizeof b1, m->params));
+    vf__sb_printf(s, "%s %s %s", m->name ? m->name : m->id, dot,
+                  params_text(b1, sizeof b1, m->params));
     if (m->params_active && m->params_active != m->params && m->params_active != VF_UNKNOWN)
-        sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
-    sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
+        vf__sb_printf(s, " (%s active)", params_text(b2, sizeof b2, m->params_active));
+    vf__sb_printf(s, " %s %s %s %s", dot, e->weights.name, dot, e->engine);
     if (e->task == VF_TASK_TRAIN) {
         const struct vf_train_opts *t = &e->train;
-        sb_printf(s, " %s %s fine-tune, %s", dot, vf_train_method_name(t->method),
-                  vf_optimizer_name(t->optimizer));
+        vf__sb_printf(s, " %s %s fine-tune, %s", dot, vf_train_method_name(t->method),
+                      vf_optimizer_name(t->optimizer));
         if (t->precision != VF_PREC_BF16)
-            sb_printf(s, ", %s", vf_precision_name(t->precision));
+            vf__sb_printf(s, ", %s", vf_precision_name(t->precision));
         if (m->pipeline)
-            sb_printf(s, ", %ux%u", e->diffusion.width, e->diffusion.height);
+            vf__sb_printf(s, ", %ux%u", e->diffusion.width, e->diffusion.height);
         else
-            sb_printf(s, ", seq %llu", (unsigned long long)e->ctx_tokens);
-        sb_printf(s, " x batch %u", t->batch);
+            vf__sb_printf(s, ", seq %llu", (unsigned long long)e->ctx_tokens);
+        vf__sb_printf(s, " x batch %u", t->batch);
         if (e->gpus > 1 || t->offload != VF_OFFLOAD_NONE)
-            sb_printf(s, ", ZeRO-%d", (int)t->zero - 1);
+            vf__sb_printf(s, ", ZeRO-%d", (int)t->zero - 1);
         if (t->offload != VF_OFFLOAD_NONE)
-            sb_printf(s, " + %s offload", vf_offload_name(t->offload));
+            vf__sb_printf(s, " + %s offload", vf_offload_name(t->offload));
     } else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
-        sb_printf(s, " %s %ux%u", dot, e->diffusion.width, e->diffusion.height);
+        vf__sb_printf(s, " %s %ux%u", dot, e->diffusion.width, e->diffusion.height);
     if (e->task == VF_TASK_VIDEO)
-        sb_printf(s, " x %u frames", e->diffusion.frames);
+        vf__sb_printf(s, " x %u frames", e->diffusion.frames);
 }
 
 static const char *component_note(const struct vf_estimate *e, const struct vf_component *c,
@@ -190,17 +141,17 @@ static unsigned percent(int64_t part, uint64_t whole)
 char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit, const struct vf_render_opts *o)
 {
-    struct sb s = {.a = a};
+    struct vf__sb s = {.a = a};
     bool ascii = o && o->ascii;
     const char *dot = ascii ? "-" : "\u00b7";
     char b1[48], b2[48], b3[48], note[160];
 
     headline(&s, e, dot);
     if (fit) {
-        sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7", fit->gpu,
-                  vf_format_bytes(b1, sizeof b1, fit->usable_bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7",
+                      fit->gpu, vf_format_bytes(b1, sizeof b1, fit->usable_bytes, VF_FMT_IEC));
     }
-    sb_printf(&s, "\n\n");
+    vf__sb_printf(&s, "\n\n");
     uint64_t scale = e->total_bytes;
     if (fit && fit->usable_bytes > scale)
         scale = fit->usable_bytes;
@@ -212,107 +163,110 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
             n_host++;
             continue;
         }
-        sb_printf(&s, "  %-17s %11s  ", label(c->name),
-                  vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, "  %-17s %11s  ", label(c->name),
+                      vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
         bar(&s, c->bytes, scale, ascii);
-        sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
+        vf__sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
     }
-    sb_printf(&s, "  ");
+    vf__sb_printf(&s, "  ");
     for (int i = 0; i < 18 + 12 + 2 + BAR_WIDTH; i++)
-        sb_printf(&s, "%s", ascii ? "-" : "\u2500");
-    sb_printf(&s, "\n  %-17s %11s", e->gpus > 1 ? "total per GPU" : "total",
-              vf_format_bytes(b1, sizeof b1, e->total_bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, "%s", ascii ? "-" : "\u2500");
+    vf__sb_printf(&s, "\n  %-17s %11s", e->gpus > 1 ? "total per GPU" : "total",
+                  vf_format_bytes(b1, sizeof b1, e->total_bytes, VF_FMT_IEC));
     if (fit)
-        sb_printf(&s, "  of %s usable",
-                  vf_format_bytes(b2, sizeof b2, fit->usable_bytes, VF_FMT_IEC));
-    sb_printf(&s, "\n");
+        vf__sb_printf(&s, "  of %s usable",
+                      vf_format_bytes(b2, sizeof b2, fit->usable_bytes, VF_FMT_IEC));
+    vf__sb_printf(&s, "\n");
     if (n_host) {
         uint64_t hs = e->host_bytes ? e->host_bytes : 1;
-        sb_printf(&s, "\n  host RAM\n");
+        vf__sb_printf(&s, "\n  host RAM\n");
         for (size_t i = 0; i < e->n_components; i++) {
             const struct vf_component *c = &e->components[i];
             if (c->device != VF_DEV_HOST)
                 continue;
-            sb_printf(&s, "  %-17s %11s  ", label(c->name),
-                      vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
+            vf__sb_printf(&s, "  %-17s %11s  ", label(c->name),
+                          vf_format_bytes(b1, sizeof b1, c->bytes, VF_FMT_IEC));
             bar(&s, c->bytes, hs, ascii);
-            sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
+            vf__sb_printf(&s, "  %s\n", component_note(e, c, note, sizeof note));
         }
-        sb_printf(&s, "  %-17s %11s\n", "total host",
-                  vf_format_bytes(b1, sizeof b1, e->host_bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, "  %-17s %11s\n", "total host",
+                      vf_format_bytes(b1, sizeof b1, e->host_bytes, VF_FMT_IEC));
     }
 
     if (fit) {
-        sb_printf(&s, "\n");
+        vf__sb_printf(&s, "\n");
         if (fit->why_not) {
-            sb_printf(&s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717", fit->count,
-                      fit->why_not);
+            vf__sb_printf(&s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717",
+                          fit->count, fit->why_not);
         } else if (fit->fits) {
-            sb_printf(&s, "  %s fits with %s to spare (%u %%)%s\n", ascii ? "ok:" : "\u2713",
-                      vf_format_bytes(b1, sizeof b1, (uint64_t)fit->headroom_bytes, VF_FMT_IEC),
-                      percent(fit->headroom_bytes, fit->usable_bytes),
-                      percent(fit->headroom_bytes, fit->usable_bytes) < 10 ? " - tight" : "");
+            vf__sb_printf(&s, "  %s fits with %s to spare (%u %%)%s\n", ascii ? "ok:" : "\u2713",
+                          vf_format_bytes(b1, sizeof b1, (uint64_t)fit->headroom_bytes, VF_FMT_IEC),
+                          percent(fit->headroom_bytes, fit->usable_bytes),
+                          percent(fit->headroom_bytes, fit->usable_bytes) < 10 ? " - tight" : "");
         } else {
-            sb_printf(&s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
-                      vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
+            vf__sb_printf(
+                &s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
+                vf_format_bytes(b1, sizeof b1, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
         }
         if (!fit->why_not && e->task == VF_TASK_INFER) {
             if (fit->max_ctx_tokens == 0)
-                sb_printf(&s, "  not even 1 token of context fits at %llu %s\n",
-                          (unsigned long long)e->users, e->users == 1 ? "user" : "users");
+                vf__sb_printf(&s, "  not even 1 token of context fits at %llu %s\n",
+                              (unsigned long long)e->users, e->users == 1 ? "user" : "users");
             else
-                sb_printf(&s, "  largest context at %llu %s: %s tokens (--ctx %llu)\n",
-                          (unsigned long long)e->users, e->users == 1 ? "user" : "users",
-                          vf_format_tokens(b2, sizeof b2, fit->max_ctx_tokens),
-                          (unsigned long long)fit->max_ctx_tokens);
+                vf__sb_printf(&s, "  largest context at %llu %s: %s tokens (--ctx %llu)\n",
+                              (unsigned long long)e->users, e->users == 1 ? "user" : "users",
+                              vf_format_tokens(b2, sizeof b2, fit->max_ctx_tokens),
+                              (unsigned long long)fit->max_ctx_tokens);
             if (fit->max_users)
-                sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
-                          vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
-                          (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
+                vf__sb_printf(&s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
+                              vf_format_tokens(b3, sizeof b3, e->ctx_tokens),
+                              (unsigned long long)fit->max_users,
+                              (unsigned long long)fit->max_users);
             else
-                sb_printf(&s, "  not even 1 user fits at %s tokens\n",
-                          vf_format_tokens(b3, sizeof b3, e->ctx_tokens));
+                vf__sb_printf(&s, "  not even 1 user fits at %s tokens\n",
+                              vf_format_tokens(b3, sizeof b3, e->ctx_tokens));
         } else if (!fit->why_not && e->task == VF_TASK_TRAIN && !e->model.pipeline) {
             if (fit->max_ctx_tokens)
-                sb_printf(&s, "  longest sequence at batch %u: %llu tokens (--seq %llu)\n",
-                          e->train.batch, (unsigned long long)fit->max_ctx_tokens,
-                          (unsigned long long)fit->max_ctx_tokens);
+                vf__sb_printf(&s, "  longest sequence at batch %u: %llu tokens (--seq %llu)\n",
+                              e->train.batch, (unsigned long long)fit->max_ctx_tokens,
+                              (unsigned long long)fit->max_ctx_tokens);
             else
-                sb_printf(&s, "  not even a 1-token sequence fits at batch %u\n", e->train.batch);
+                vf__sb_printf(&s, "  not even a 1-token sequence fits at batch %u\n",
+                              e->train.batch);
             if (fit->max_batch)
-                sb_printf(&s, "  largest micro-batch at %llu tokens: %llu (--batch %llu)\n",
-                          (unsigned long long)e->ctx_tokens, (unsigned long long)fit->max_batch,
-                          (unsigned long long)fit->max_batch);
+                vf__sb_printf(&s, "  largest micro-batch at %llu tokens: %llu (--batch %llu)\n",
+                              (unsigned long long)e->ctx_tokens, (unsigned long long)fit->max_batch,
+                              (unsigned long long)fit->max_batch);
             else
-                sb_printf(&s, "  not even a micro-batch of 1 fits at %llu tokens\n",
-                          (unsigned long long)e->ctx_tokens);
+                vf__sb_printf(&s, "  not even a micro-batch of 1 fits at %llu tokens\n",
+                              (unsigned long long)e->ctx_tokens);
         } else if (!fit->why_not && fit->max_batch != VF_UNKNOWN && fit->max_batch) {
-            sb_printf(&s, "  largest batch: %llu (--batch %llu)\n",
-                      (unsigned long long)fit->max_batch, (unsigned long long)fit->max_batch);
+            vf__sb_printf(&s, "  largest batch: %llu (--batch %llu)\n",
+                          (unsigned long long)fit->max_batch, (unsigned long long)fit->max_batch);
         }
         if (!fit->why_not && fit->max_width && e->task != VF_TASK_TRAIN)
-            sb_printf(&s, "  largest size at this aspect: %ux%u (--width %u --height %u)\n",
-                      fit->max_width, fit->max_height, fit->max_width, fit->max_height);
+            vf__sb_printf(&s, "  largest size at this aspect: %ux%u (--width %u --height %u)\n",
+                          fit->max_width, fit->max_height, fit->max_width, fit->max_height);
         if (!fit->why_not && fit->max_frames && e->task == VF_TASK_VIDEO) {
-            sb_printf(&s, "  most frames at %ux%u: %u (--frames %u)\n", e->diffusion.width,
-                      e->diffusion.height, fit->max_frames, fit->max_frames);
+            vf__sb_printf(&s, "  most frames at %ux%u: %u (--frames %u)\n", e->diffusion.width,
+                          e->diffusion.height, fit->max_frames, fit->max_frames);
         }
     }
     if (e->n_lines) {
-        sb_printf(&s, "\n%s would print:\n", e->engine);
+        vf__sb_printf(&s, "\n%s would print:\n", e->engine);
         for (size_t i = 0; i < e->n_lines; i++)
-            sb_printf(&s, "  %s\n", e->lines[i]);
+            vf__sb_printf(&s, "  %s\n", e->lines[i]);
     }
     if (e->n_fixes) {
-        sb_printf(&s, "\n%s:\n",
-                  fit && !fit->fits ? "To make it fit this card" : "Other settings that fit");
+        vf__sb_printf(&s, "\n%s:\n",
+                      fit && !fit->fits ? "To make it fit this card" : "Other settings that fit");
         for (size_t i = 0; i < e->n_fixes; i++)
-            sb_printf(&s, "  %s\n", e->fixes[i]);
+            vf__sb_printf(&s, "  %s\n", e->fixes[i]);
     }
-    sb_printf(&s, "\nassumptions:\n");
+    vf__sb_printf(&s, "\nassumptions:\n");
     for (size_t i = 0; i < e->n_assumptions; i++)
-        sb_printf(&s, "  - %s\n", e->assumptions[i]);
-    return sb_done(&s);
+        vf__sb_printf(&s, "  - %s\n", e->assumptions[i]);
+    return vf__sb_done(&s);
 }
 
 /* -------------------------------------------------------------------- pick */
@@ -360,95 +314,97 @@ static int width(const char *s)
     return w;
 }
 
-static void padded(struct sb *s, const char *text, int w)
+static void padded(struct vf__sb *s, const char *text, int w)
 {
-    sb_printf(s, "%s", text);
+    vf__sb_printf(s, "%s", text);
     for (int i = width(text); i < w; i++)
-        sb_printf(s, " ");
+        vf__sb_printf(s, " ");
 }
 
-static void right(struct sb *s, const char *text, int w)
+static void right(struct vf__sb *s, const char *text, int w)
 {
     for (int i = width(text); i < w; i++)
-        sb_printf(s, " ");
-    sb_printf(s, "%s", text);
+        vf__sb_printf(s, " ");
+    vf__sb_printf(s, "%s", text);
 }
 
 char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
                           const struct vf_workload *w, double hours, const struct vf_render_opts *o)
 {
     (void)w;
-    struct sb s = {.a = a};
+    struct vf__sb s = {.a = a};
     bool ascii = o && o->ascii;
     const char *dot = ascii ? "-" : "\u00b7";
     const char *sign = ascii ? p->currency : currency_sign(p->currency);
     char b1[64], b2[64], b3[64], name[96];
 
     const struct vf_model *m = &e->model;
-    sb_printf(&s, "%s %s %s (%s of weights) %s %s %s ", m->name ? m->name : m->id, dot,
-              e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC), dot,
-              e->engine, dot);
+    vf__sb_printf(&s, "%s %s %s (%s of weights) %s %s %s ", m->name ? m->name : m->id, dot,
+                  e->weights.name, vf_format_bytes(b1, sizeof b1, e->weights_bytes, VF_FMT_IEC),
+                  dot, e->engine, dot);
     if (e->task == VF_TASK_TRAIN)
-        sb_printf(&s, "%s fine-tune, seq %llu x batch %u", vf_train_method_name(e->train.method),
-                  (unsigned long long)e->ctx_tokens, e->train.batch);
+        vf__sb_printf(&s, "%s fine-tune, seq %llu x batch %u",
+                      vf_train_method_name(e->train.method), (unsigned long long)e->ctx_tokens,
+                      e->train.batch);
     else if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
-        sb_printf(&s, "%ux%u", e->diffusion.width, e->diffusion.height);
+        vf__sb_printf(&s, "%ux%u", e->diffusion.width, e->diffusion.height);
     else
-        sb_printf(&s, "%s tokens", vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
+        vf__sb_printf(&s, "%s tokens", vf_format_tokens(b2, sizeof b2, e->ctx_tokens));
     if (e->task == VF_TASK_VIDEO)
-        sb_printf(&s, " x %u frames", e->diffusion.frames);
+        vf__sb_printf(&s, " x %u frames", e->diffusion.frames);
     if (e->task == VF_TASK_INFER && e->users > 1)
-        sb_printf(&s, " %s %llu users", ascii ? "x" : "\u00d7", (unsigned long long)e->users);
-    sb_printf(&s, " %s needs %s on one card\n\n", dot,
-              vf_format_bytes(b3, sizeof b3, e->total_bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, " %s %llu users", ascii ? "x" : "\u00d7", (unsigned long long)e->users);
+    vf__sb_printf(&s, " %s needs %s on one card\n\n", dot,
+                  vf_format_bytes(b3, sizeof b3, e->total_bytes, VF_FMT_IEC));
 
     if (!p->n_rows) {
-        sb_printf(&s, "  no offer in %s fits this workload\n", p->currency);
+        vf__sb_printf(&s, "  no offer in %s fits this workload\n", p->currency);
     } else {
         char ph[32], pm[32];
         snprintf(ph, sizeof ph, "%s/hour", sign);
         snprintf(pm, sizeof pm, "%s/minute", sign);
-        sb_printf(&s, "  ");
+        vf__sb_printf(&s, "  ");
         padded(&s, "card", 24);
-        sb_printf(&s, " %10s %8s ", "memory", "headroom");
+        vf__sb_printf(&s, " %10s %8s ", "memory", "headroom");
         right(&s, ph, 10);
-        sb_printf(&s, " ");
+        vf__sb_printf(&s, " ");
         right(&s, pm, 10);
         if (hours > 0) {
             char pj[32];
             snprintf(pj, sizeof pj, "%s job", sign);
-            sb_printf(&s, "  ");
+            vf__sb_printf(&s, "  ");
             right(&s, pj, 8);
         }
-        sb_printf(&s, "\n");
+        vf__sb_printf(&s, "\n");
         for (size_t i = 0; i < p->n_rows; i++) {
             const struct vf_pick_row *r = &p->rows[i];
             card_name(name, sizeof name, r, ascii);
-            sb_printf(&s, "  ");
+            vf__sb_printf(&s, "  ");
             padded(&s, name, 24);
             uint64_t mem = vf__sat_mul(r->gpu->usable_bytes, r->count);
             unsigned pc = percent(r->fit.headroom_bytes, r->gpu->usable_bytes);
             char hr[32];
             snprintf(hr, sizeof hr, "%u %%", pc);
-            sb_printf(&s, " %10s %8s %10s %10s", vf_format_bytes(b1, sizeof b1, mem, VF_FMT_IEC),
-                      hr, vf_format_price(b2, sizeof b2, r->offer->price_micro, 2),
-                      vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
+            vf__sb_printf(&s, " %10s %8s %10s %10s",
+                          vf_format_bytes(b1, sizeof b1, mem, VF_FMT_IEC), hr,
+                          vf_format_price(b2, sizeof b2, r->offer->price_micro, 2),
+                          vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
             if (hours > 0)
-                sb_printf(&s, "  %8s",
-                          vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
+                vf__sb_printf(&s, "  %8s",
+                              vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
             if (i == 0)
-                sb_printf(&s, "   %s cheapest that fits%s", ascii ? "<-" : "\u2190",
-                          pc < 10 ? " (tight)" : "");
+                vf__sb_printf(&s, "   %s cheapest that fits%s", ascii ? "<-" : "\u2190",
+                              pc < 10 ? " (tight)" : "");
             else if (pc < 10)
-                sb_printf(&s, "   (tight)");
+                vf__sb_printf(&s, "   (tight)");
             if (r->original)
-                sb_printf(&s, "   %s %s/h %s at %s (%s)", r->original->currency,
-                          vf_format_price(b1, sizeof b1, r->original->price_micro, 3),
-                          r->original->kind, vf_format_price(b2, sizeof b2, r->fx_micro, 4),
-                          r->original->provider);
-            sb_printf(&s, "\n");
+                vf__sb_printf(&s, "   %s %s/h %s at %s (%s)", r->original->currency,
+                              vf_format_price(b1, sizeof b1, r->original->price_micro, 3),
+                              r->original->kind, vf_format_price(b2, sizeof b2, r->fx_micro, 4),
+                              r->original->provider);
+            vf__sb_printf(&s, "\n");
             if (i >= 11 && p->n_rows > 13) {
-                sb_printf(&s, "  ... %zu more (--json lists them all)\n", p->n_rows - i - 1);
+                vf__sb_printf(&s, "  ... %zu more (--json lists them all)\n", p->n_rows - i - 1);
                 break;
             }
         }
@@ -458,8 +414,8 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
         const struct vf_pick_row *r = &p->short_rows[i];
         const char *dash = ascii ? "-" : "\u2014";
         card_name(name, sizeof name, r, ascii);
-        sb_printf(&s, "  %s: short by %s", name,
-                  vf_format_bytes(b1, sizeof b1, (uint64_t)-r->fit.headroom_bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, "  %s: short by %s", name,
+                      vf_format_bytes(b1, sizeof b1, (uint64_t)-r->fit.headroom_bytes, VF_FMT_IEC));
         /* what does not shrink with the context or the batch: weights and optimizer state */
         uint64_t wbytes = 0;
         for (size_t k = 0; k < r->est.n_components; k++) {
@@ -472,19 +428,19 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
         char lead[32];
         snprintf(lead, sizeof lead, " %s fits with ", dash);
         if (wbytes > r->gpu->usable_bytes) {
-            sb_printf(&s, " %s the weights%s alone are %s", dash,
-                      e->task == VF_TASK_TRAIN ? ", gradients and optimizer states" : "",
-                      vf_format_bytes(b2, sizeof b2, wbytes, VF_FMT_IEC));
+            vf__sb_printf(&s, " %s the weights%s alone are %s", dash,
+                          e->task == VF_TASK_TRAIN ? ", gradients and optimizer states" : "",
+                          vf_format_bytes(b2, sizeof b2, wbytes, VF_FMT_IEC));
             n_fix = -1;
         }
         if (n_fix == 0 && r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits) {
-            sb_printf(&s, " %s fits with --kv-dtype %s", dash, vf_dtype_name(r->kv_fix));
+            vf__sb_printf(&s, " %s fits with --kv-dtype %s", dash, vf_dtype_name(r->kv_fix));
             n_fix++;
         }
         if (n_fix >= 0 && r->fit.max_ctx_tokens && r->fit.max_ctx_tokens != VF_UNKNOWN) {
-            sb_printf(&s, "%s%s %llu", n_fix ? ", or " : lead,
-                      e->task == VF_TASK_TRAIN ? "--seq" : "--ctx",
-                      (unsigned long long)r->fit.max_ctx_tokens);
+            vf__sb_printf(&s, "%s%s %llu", n_fix ? ", or " : lead,
+                          e->task == VF_TASK_TRAIN ? "--seq" : "--ctx",
+                          (unsigned long long)r->fit.max_ctx_tokens);
             n_fix++;
         }
         /* training, image, video: the first single fix of the estimator's list that fits
@@ -492,20 +448,20 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
         for (size_t k = 0; n_fix >= 0 && e->task != VF_TASK_INFER && k < r->est.n_fixes; k++) {
             const char *fx = r->est.fixes[k], *colon = strchr(fx, ':');
             if (colon && strstr(fx, "(fits)") && strncmp(fx, "together", 8)) {
-                sb_printf(&s, "%s%.*s", n_fix ? ", or " : lead, (int)(colon - fx), fx);
+                vf__sb_printf(&s, "%s%.*s", n_fix ? ", or " : lead, (int)(colon - fx), fx);
                 n_fix++;
                 break;
             }
         }
         if (n_fix >= 0 && e->task == VF_TASK_INFER && e->users > 1 && r->fit.max_users) {
-            sb_printf(&s, "%s--users %llu", n_fix ? ", or " : lead,
-                      (unsigned long long)r->fit.max_users);
+            vf__sb_printf(&s, "%s--users %llu", n_fix ? ", or " : lead,
+                          (unsigned long long)r->fit.max_users);
             n_fix++;
         }
         if (n_fix == 0 && (e->task == VF_TASK_INFER || e->task == VF_TASK_TRAIN))
-            sb_printf(&s, " %s not even with a 1-token %s", dash,
-                      e->task == VF_TASK_TRAIN ? "sequence" : "context");
-        sb_printf(&s, "\n");
+            vf__sb_printf(&s, " %s not even with a 1-token %s", dash,
+                          e->task == VF_TASK_TRAIN ? "sequence" : "context");
+        vf__sb_printf(&s, "\n");
     }
 
     if (p->n_rows && hours > 0) {
@@ -516,8 +472,8 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
             if (vf__sat_mul(r->gpu->usable_bytes, r->count) >
                 vf__sat_mul(c0->gpu->usable_bytes, c0->count)) {
                 card_name(name, sizeof name, r, ascii);
-                sb_printf(&s, "  a 15-minute trial on %s costs %s%s\n", name, sign,
-                          vf_format_price(b1, sizeof b1, job_cost(r->offer, 0.25), 2));
+                vf__sb_printf(&s, "  a 15-minute trial on %s costs %s%s\n", name, sign,
+                              vf_format_price(b1, sizeof b1, job_cost(r->offer, 0.25), 2));
                 break;
             }
         }
@@ -527,29 +483,30 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
         if (p->upgrade) {
             const struct vf_pick_row *u = p->upgrade;
             card_name(name, sizeof name, u, ascii);
-            sb_printf(&s,
-                      "\n  %u-bit weights (%s) cost quality. With %s weights it fits %s at %s%s/h",
-                      vf_quant_bits(&e->weights), e->weights.name, p->upgrade_quant.name, name,
-                      sign, vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
+            vf__sb_printf(
+                &s, "\n  %u-bit weights (%s) cost quality. With %s weights it fits %s at %s%s/h",
+                vf_quant_bits(&e->weights), e->weights.name, p->upgrade_quant.name, name, sign,
+                vf_format_price(b1, sizeof b1, u->offer->price_micro, 2));
             if (p->n_rows && u->offer->price_micro >= p->rows[0].offer->price_micro)
-                sb_printf(&s, " (+%s%s/h)", sign,
-                          vf_format_price(b2, sizeof b2,
-                                          u->offer->price_micro - p->rows[0].offer->price_micro,
-                                          2));
-            sb_printf(&s, ":\n  our guide's rule is to move up a size when a fix costs quality, "
+                vf__sb_printf(&s, " (+%s%s/h)", sign,
+                              vf_format_price(b2, sizeof b2,
+                                              u->offer->price_micro - p->rows[0].offer->price_micro,
+                                              2));
+            vf__sb_printf(&s,
+                          ":\n  our guide's rule is to move up a size when a fix costs quality, "
                           "speed or more of your time than the price difference.\n");
         } else {
-            sb_printf(&s,
-                      "\n  %u-bit weights (%s) cost quality, but no offer in %s holds %s "
-                      "weights for this workload.\n",
-                      vf_quant_bits(&e->weights), e->weights.name, p->currency,
-                      p->upgrade_quant.name);
+            vf__sb_printf(&s,
+                          "\n  %u-bit weights (%s) cost quality, but no offer in %s holds %s "
+                          "weights for this workload.\n",
+                          vf_quant_bits(&e->weights), e->weights.name, p->currency,
+                          p->upgrade_quant.name);
         }
     }
 
     if (p->n_other) {
-        sb_printf(&s, "\n  also fitting, priced in other currencies (not ranked against %s):\n",
-                  p->currency);
+        vf__sb_printf(&s, "\n  also fitting, priced in other currencies (not ranked against %s):\n",
+                      p->currency);
         size_t shown = 0;
         for (size_t i = 0; i < p->n_other && shown < 5; i++) {
             const struct vf_pick_row *r = &p->other[i];
@@ -559,62 +516,64 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
             if (dup)
                 continue;
             card_name(name, sizeof name, r, ascii);
-            sb_printf(&s, "    ");
+            vf__sb_printf(&s, "    ");
             padded(&s, name, 24);
-            sb_printf(&s, " %s %s/h %s (%s, %s)\n", r->offer->currency,
-                      vf_format_price(b1, sizeof b1, r->offer->price_micro, 3), r->offer->kind,
-                      r->offer->provider, r->offer->as_of);
+            vf__sb_printf(&s, " %s %s/h %s (%s, %s)\n", r->offer->currency,
+                          vf_format_price(b1, sizeof b1, r->offer->price_micro, 3), r->offer->kind,
+                          r->offer->provider, r->offer->as_of);
             shown++;
         }
         if (p->n_other > shown)
-            sb_printf(&s, "    ... %zu more offers (--json lists them all)\n", p->n_other - shown);
+            vf__sb_printf(&s, "    ... %zu more offers (--json lists them all)\n",
+                          p->n_other - shown);
     }
     if (p->n_unpriced) {
-        sb_printf(&s, "\n  also fitting, no price in the catalog:");
+        vf__sb_printf(&s, "\n  also fitting, no price in the catalog:");
         for (size_t i = 0; i < p->n_unpriced; i++)
-            sb_printf(&s, "%s %s", i ? "," : "", p->unpriced[i].gpu->name);
-        sb_printf(&s, "\n");
+            vf__sb_printf(&s, "%s %s", i ? "," : "", p->unpriced[i].gpu->name);
+        vf__sb_printf(&s, "\n");
     }
     if (p->n_skipped)
-        sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped, p->skipped_why,
-                  e->weights.name);
+        vf__sb_printf(&s, "\n  left out %zu offers: %s (%s weights)\n", p->n_skipped,
+                      p->skipped_why, e->weights.name);
     if (p->n_unsplittable)
-        sb_printf(&s, "\n  left out %zu multi-GPU offers: %s\n", p->n_unsplittable,
-                  p->unsplittable_why);
+        vf__sb_printf(&s, "\n  left out %zu multi-GPU offers: %s\n", p->n_unsplittable,
+                      p->unsplittable_why);
     const char *as_of = p->n_rows ? p->rows[0].offer->as_of : NULL;
-    sb_printf(&s, "\n  headroom is per card; tight fit (< 10 %% headroom) marked");
+    vf__sb_printf(&s, "\n  headroom is per card; tight fit (< 10 %% headroom) marked");
     if (as_of)
-        sb_printf(&s, "; prices as of %s, billed per %s", as_of, p->rows[0].offer->billing);
-    sb_printf(&s, "\n");
-    return sb_done(&s);
+        vf__sb_printf(&s, "; prices as of %s, billed per %s", as_of, p->rows[0].offer->billing);
+    vf__sb_printf(&s, "\n");
+    return vf__sb_done(&s);
 }
 
 /* ----------------------------------------------------------------- catalog */
 
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus)
 {
-    struct sb s = {.a = a};
+    struct vf__sb s = {.a = a};
     char b1[48], b2[48];
     if (gpus) {
-        sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %s\n", "id", "name", "nvidia-smi", "usable",
-                  "", "cc", "bf16 fp8 fp4");
+        vf__sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %s\n", "id", "name", "nvidia-smi",
+                      "usable", "", "cc", "bf16 fp8 fp4");
         for (size_t i = 0; i < c->n_gpus; i++) {
             const struct vf_gpu_spec *g = &c->gpus[i];
-            sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %-4s %-3s %s\n", g->id, g->name,
-                      vf_format_bytes(b1, sizeof b1, g->smi_bytes, VF_FMT_IEC),
-                      vf_format_bytes(b2, sizeof b2, g->usable_bytes, VF_FMT_IEC),
-                      g->usable_derived ? "derived" : "measured", g->cc, g->bf16 ? "yes" : "no",
-                      g->fp8 ? "yes" : "no", g->fp4 ? "yes" : "no");
+            vf__sb_printf(&s, "%-24s %-26s %11s %11s  %-8s %-5s %-4s %-3s %s\n", g->id, g->name,
+                          vf_format_bytes(b1, sizeof b1, g->smi_bytes, VF_FMT_IEC),
+                          vf_format_bytes(b2, sizeof b2, g->usable_bytes, VF_FMT_IEC),
+                          g->usable_derived ? "derived" : "measured", g->cc, g->bf16 ? "yes" : "no",
+                          g->fp8 ? "yes" : "no", g->fp4 ? "yes" : "no");
         }
-        sb_printf(&s, "\nusable = what CUDA reports as total (PyTorch's \"total capacity\"): "
+        vf__sb_printf(&s,
+                      "\nusable = what CUDA reports as total (PyTorch's \"total capacity\"): "
                       "measured, or nvidia-smi's total less the driver reservation (derived)\n");
     } else {
-        sb_printf(&s, "%-48s %s\n", "id", "alias");
+        vf__sb_printf(&s, "%-48s %s\n", "id", "alias");
         for (size_t i = 0; i < c->n_models; i++)
-            sb_printf(&s, "%-48s %s\n", c->models[i].id,
-                      c->models[i].alias ? c->models[i].alias : "");
+            vf__sb_printf(&s, "%-48s %s\n", c->models[i].id,
+                          c->models[i].alias ? c->models[i].alias : "");
     }
-    return sb_done(&s);
+    return vf__sb_done(&s);
 }
 
 /* ----------------------------------------------------------------- inspect */
@@ -645,88 +604,90 @@ static unsigned count_layers(const struct vf_model *m, enum vf_layer_kind kind)
 char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
                              const struct vf_render_opts *o)
 {
-    struct sb s = {.a = a};
+    struct vf__sb s = {.a = a};
     bool ascii = o && o->ascii;
     const char *dot = ascii ? "-" : "\u00b7";
     char b1[48], b2[48], b3[48];
 
     if (m->name && m->id && strcmp(m->name, m->id))
-        sb_printf(&s, "%s (%s)\n", m->name, m->id);
+        vf__sb_printf(&s, "%s (%s)\n", m->name, m->id);
     else
-        sb_printf(&s, "%s\n", m->id ? m->id : "?");
-    sb_printf(&s, "  %-13s %s\n", "source", m->source ? m->source : "?");
+        vf__sb_printf(&s, "%s\n", m->id ? m->id : "?");
+    vf__sb_printf(&s, "  %-13s %s\n", "source", m->source ? m->source : "?");
     if (m->pipeline) {
-        sb_printf(&s, "  %-13s %s pipeline, denoiser %s params\n", "kind", vf_task_name(m->task),
-                  grouped(b1, sizeof b1, m->params));
-        return sb_done(&s);
+        vf__sb_printf(&s, "  %-13s %s pipeline, denoiser %s params\n", "kind",
+                      vf_task_name(m->task), grouped(b1, sizeof b1, m->params));
+        return vf__sb_done(&s);
     }
-    sb_printf(&s,
-              "  %-13s %s %s %u layers %s hidden %u %s %u heads / %u KV heads (%s) %s "
-              "head_dim %u",
-              "architecture", m->model_type ? m->model_type : "?", dot, m->n_layers, dot, m->hidden,
-              dot, m->n_heads, m->n_kv_heads, vf_attn_kind_name(m->attn), dot, m->head_dim);
+    vf__sb_printf(&s,
+                  "  %-13s %s %s %u layers %s hidden %u %s %u heads / %u KV heads (%s) %s "
+                  "head_dim %u",
+                  "architecture", m->model_type ? m->model_type : "?", dot, m->n_layers, dot,
+                  m->hidden, dot, m->n_heads, m->n_kv_heads, vf_attn_kind_name(m->attn), dot,
+                  m->head_dim);
     if (m->intermediate)
-        sb_printf(&s, " %s FFN %u", dot, m->intermediate);
-    sb_printf(&s, " %s vocab %llu\n", dot, (unsigned long long)m->vocab);
+        vf__sb_printf(&s, " %s FFN %u", dot, m->intermediate);
+    vf__sb_printf(&s, " %s vocab %llu\n", dot, (unsigned long long)m->vocab);
     if (m->attn == VF_ATTN_MLA)
-        sb_printf(&s, "  %-13s kv_lora_rank %u + rope %u cached per layer; q_lora_rank %u\n", "MLA",
-                  m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank);
+        vf__sb_printf(&s, "  %-13s kv_lora_rank %u + rope %u cached per layer; q_lora_rank %u\n",
+                      "MLA", m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank);
     if (m->n_experts) {
-        sb_printf(&s, "  %-13s %u routed (%u per token)", "experts", m->n_experts,
-                  m->n_experts_used);
+        vf__sb_printf(&s, "  %-13s %u routed (%u per token)", "experts", m->n_experts,
+                      m->n_experts_used);
         if (m->n_shared_experts)
-            sb_printf(&s, " + %u shared", m->n_shared_experts);
-        sb_printf(&s, ", width %u", m->moe_intermediate);
+            vf__sb_printf(&s, " + %u shared", m->n_shared_experts);
+        vf__sb_printf(&s, ", width %u", m->moe_intermediate);
         if (m->first_k_dense)
-            sb_printf(&s, "; the first %u layers dense", m->first_k_dense);
-        sb_printf(&s, "\n");
+            vf__sb_printf(&s, "; the first %u layers dense", m->first_k_dense);
+        vf__sb_printf(&s, "\n");
     }
     unsigned sliding = count_layers(m, VF_LAYER_ATTN_SLIDING);
     unsigned rec = count_layers(m, VF_LAYER_RECURRENT);
     if (sliding)
-        sb_printf(&s, "  %-13s %u of %u layers keep a window of %u tokens\n", "sliding", sliding,
-                  m->n_layers, m->sliding_window);
+        vf__sb_printf(&s, "  %-13s %u of %u layers keep a window of %u tokens\n", "sliding",
+                      sliding, m->n_layers, m->sliding_window);
     if (rec)
-        sb_printf(&s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
-                  m->n_layers,
-                  vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
-    sb_printf(&s, "  %-13s %s tokens\n", "context", grouped(b1, sizeof b1, m->max_ctx_tokens));
-    sb_printf(&s, "  %-13s %s (%s)", "parameters", grouped(b1, sizeof b1, m->params),
-              params_text(b2, sizeof b2, m->params));
+        vf__sb_printf(&s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
+                      m->n_layers,
+                      vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
+    vf__sb_printf(&s, "  %-13s %s tokens\n", "context", grouped(b1, sizeof b1, m->max_ctx_tokens));
+    vf__sb_printf(&s, "  %-13s %s (%s)", "parameters", grouped(b1, sizeof b1, m->params),
+                  params_text(b2, sizeof b2, m->params));
     if (m->params_active && m->params_active != m->params)
-        sb_printf(&s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
-    sb_printf(&s, "\n");
+        vf__sb_printf(&s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
+    vf__sb_printf(&s, "\n");
     uint64_t wb = vf_model_weight_bytes(m, &m->native);
-    sb_printf(&s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
-              m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
-              vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), grouped(b2, sizeof b2, wb),
-              m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files"
-                                                                           : "");
+    vf__sb_printf(
+        &s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
+        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
+        vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), grouped(b2, sizeof b2, wb),
+        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files" : "");
     struct vf__type_count types[32];
     size_t nt = vf__model_type_counts(m, types, 32);
     for (size_t i = 0; i < nt; i++)
-        sb_printf(&s, "  %-13s %-8s %5u tensors %16s params %12s\n", i ? "" : "by type",
-                  types[i].type, types[i].tensors, grouped(b1, sizeof b1, types[i].params),
-                  vf_format_bytes(b2, sizeof b2, types[i].bytes, VF_FMT_IEC));
+        vf__sb_printf(&s, "  %-13s %-8s %5u tensors %16s params %12s\n", i ? "" : "by type",
+                      types[i].type, types[i].tensors, grouped(b1, sizeof b1, types[i].params),
+                      vf_format_bytes(b2, sizeof b2, types[i].bytes, VF_FMT_IEC));
     if (!m->n_layers) {
-        sb_printf(&s,
-                  "  %-13s no config.json came with the weights: the architecture (and the KV "
-                  "cache) is unknown\n",
-                  "architecture");
-        return sb_done(&s);
+        vf__sb_printf(&s,
+                      "  %-13s no config.json came with the weights: the architecture (and the KV "
+                      "cache) is unknown\n",
+                      "architecture");
+        return vf__sb_done(&s);
     }
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     uint64_t per = vf_model_kv_bytes_per_token(m, kv);
-    sb_printf(&s, "  %-13s %s per token at %s (%s B)", "KV cache",
-              vf_format_bytes(b1, sizeof b1, per, VF_FMT_IEC), vf_dtype_name(kv),
-              grouped(b2, sizeof b2, per));
+    vf__sb_printf(&s, "  %-13s %s per token at %s (%s B)", "KV cache",
+                  vf_format_bytes(b1, sizeof b1, per, VF_FMT_IEC), vf_dtype_name(kv),
+                  grouped(b2, sizeof b2, per));
     if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN)
-        sb_printf(&s, "; %s for one sequence of %s tokens",
-                  vf_format_bytes(b1, sizeof b1, vf_model_kv_bytes(m, kv, m->max_ctx_tokens, true),
-                                  VF_FMT_IEC),
-                  vf_format_tokens(b3, sizeof b3, m->max_ctx_tokens));
-    sb_printf(&s, "\n");
-    return sb_done(&s);
+        vf__sb_printf(&s, "; %s for one sequence of %s tokens",
+                      vf_format_bytes(b1, sizeof b1,
+                                      vf_model_kv_bytes(m, kv, m->max_ctx_tokens, true),
+                                      VF_FMT_IEC),
+                      vf_format_tokens(b3, sizeof b3, m->max_ctx_tokens));
+    vf__sb_printf(&s, "\n");
+    return vf__sb_done(&s);
 }
 
 /* ------------------------------------------------------------------ GPUs */
@@ -744,84 +705,84 @@ static const struct vf_gpu_proc *top_proc(const struct vf_gpu_dev *d)
 char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
                           const struct vf_render_opts *o)
 {
-    struct sb b = {.a = a};
+    struct vf__sb b = {.a = a};
     bool ascii = o && o->ascii;
     char b1[32], b2[32], b3[32];
     for (size_t i = 0; i < s->n_devs; i++) {
         const struct vf_gpu_dev *d = &s->devs[i];
         if (d->mig_parent)
-            sb_printf(&b, "GPU %u / MIG %u  ", d->mig_parent - 1, d->index);
+            vf__sb_printf(&b, "GPU %u / MIG %u  ", d->mig_parent - 1, d->index);
         else
-            sb_printf(&b, "GPU %u  ", d->index);
-        sb_printf(&b, "%s%s%s\n", d->name ? d->name : "?", d->uuid ? "  " : "",
-                  d->uuid ? d->uuid : "");
-        sb_printf(&b, "  memory  %s of %s used, %s free",
-                  vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
-                  vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
-                  vf_format_bytes(b3, sizeof b3, d->free_bytes, VF_FMT_IEC));
+            vf__sb_printf(&b, "GPU %u  ", d->index);
+        vf__sb_printf(&b, "%s%s%s\n", d->name ? d->name : "?", d->uuid ? "  " : "",
+                      d->uuid ? d->uuid : "");
+        vf__sb_printf(&b, "  memory  %s of %s used, %s free",
+                      vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b3, sizeof b3, d->free_bytes, VF_FMT_IEC));
         if (d->reserved_bytes != VF_UNKNOWN && d->reserved_bytes)
-            sb_printf(&b, ", %s reserved by the driver",
-                      vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
+            vf__sb_printf(&b, ", %s reserved by the driver",
+                          vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
         if (d->util_percent != UINT32_MAX)
-            sb_printf(&b, "  ·  %u %% busy", d->util_percent);
+            vf__sb_printf(&b, "  ·  %u %% busy", d->util_percent);
         if (d->unified)
-            sb_printf(&b, "  (unified memory: the system's RAM, /proc/meminfo)");
-        sb_printf(&b, "\n  ");
+            vf__sb_printf(&b, "  (unified memory: the system's RAM, /proc/meminfo)");
+        vf__sb_printf(&b, "\n  ");
         bar(&b, d->used_bytes, d->total_bytes, ascii);
-        sb_printf(&b, "\n");
+        vf__sb_printf(&b, "\n");
         if (!d->n_procs) {
-            sb_printf(&b, "  no processes hold memory on it\n\n");
+            vf__sb_printf(&b, "  no processes hold memory on it\n\n");
             continue;
         }
-        sb_printf(&b, "  %8s  %11s  %-16s  %-12s  %s\n", "PID", "memory", "process", "container",
-                  "command");
+        vf__sb_printf(&b, "  %8s  %11s  %-16s  %-12s  %s\n", "PID", "memory", "process",
+                      "container", "command");
         for (size_t k = 0; k < d->n_procs; k++) {
             const struct vf_gpu_proc *p = &d->procs[k];
             char pid[32];
             snprintf(pid, sizeof pid, p->local_pid ? "%u=%u" : "%u", p->pid, p->local_pid);
-            sb_printf(&b, "  %8s  %11s  %-16.16s  %-12s  %.60s\n", pid,
-                      p->used_bytes == VF_UNKNOWN
-                          ? "?"
-                          : vf_format_bytes(b1, sizeof b1, p->used_bytes, VF_FMT_IEC),
-                      p->name ? p->name : "(not visible here)", p->container ? p->container : "-",
-                      p->cmdline ? p->cmdline : "");
+            vf__sb_printf(&b, "  %8s  %11s  %-16.16s  %-12s  %.60s\n", pid,
+                          p->used_bytes == VF_UNKNOWN
+                              ? "?"
+                              : vf_format_bytes(b1, sizeof b1, p->used_bytes, VF_FMT_IEC),
+                          p->name ? p->name : "(not visible here)",
+                          p->container ? p->container : "-", p->cmdline ? p->cmdline : "");
             if (p->match)
-                sb_printf(&b, "  %8s  PID %u here: %s\n", "", p->local_pid, p->match);
+                vf__sb_printf(&b, "  %8s  PID %u here: %s\n", "", p->local_pid, p->match);
         }
         const struct vf_gpu_proc *t = top_proc(d);
         if (t && t->used_bytes != VF_UNKNOWN) {
             uint32_t kp = t->local_pid ? t->local_pid : t->pid;
-            sb_printf(&b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
-                      vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
-                      vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
-                      vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
-                      t->name ? t->name : "a process not visible here", kp,
-                      t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
-                      t->hint ? " - " : "", t->hint ? t->hint : "",
-                      t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
+            vf__sb_printf(&b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
+                          vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                          vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                          vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
+                          t->name ? t->name : "a process not visible here", kp,
+                          t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
+                          t->hint ? " - " : "", t->hint ? t->hint : "",
+                          t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
         }
-        sb_printf(&b, "\n");
+        vf__sb_printf(&b, "\n");
     }
-    sb_printf(&b, "backend %s\n", s->backend ? s->backend : "?");
-    return sb_done(&b);
+    vf__sb_printf(&b, "backend %s\n", s->backend ? s->backend : "?");
+    return vf__sb_done(&b);
 }
 
 /* A label value with Prometheus's escapes (backslash, quote, newline). */
-static void prom_label(struct sb *b, const char *v)
+static void prom_label(struct vf__sb *b, const char *v)
 {
     for (const char *p = v ? v : ""; *p; p++) {
         if (*p == '\\' || *p == '"')
-            sb_printf(b, "\\%c", *p);
+            vf__sb_printf(b, "\\%c", *p);
         else if (*p == '\n')
-            sb_printf(b, "\\n");
+            vf__sb_printf(b, "\\n");
         else
-            sb_printf(b, "%c", *p);
+            vf__sb_printf(b, "%c", *p);
     }
 }
 
 char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot *s)
 {
-    struct sb b = {.a = a};
+    struct vf__sb b = {.a = a};
     static const struct {
         const char *name, *help;
         int what;
@@ -835,7 +796,7 @@ char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot
          3},
     };
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-        sb_printf(&b, "# HELP %s %s\n# TYPE %s gauge\n", m[k].name, m[k].help, m[k].name);
+        vf__sb_printf(&b, "# HELP %s %s\n# TYPE %s gauge\n", m[k].name, m[k].help, m[k].name);
         for (size_t i = 0; i < s->n_devs; i++) {
             const struct vf_gpu_dev *d = &s->devs[i];
             uint64_t v = m[k].what == 0   ? d->total_bytes
@@ -847,32 +808,32 @@ char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot
             if (m[k].what != 3 && v == VF_UNKNOWN)
                 continue;
             if (d->mig_parent)
-                sb_printf(&b, "%s{gpu=\"%u/mig%u\",uuid=\"", m[k].name, d->mig_parent - 1,
-                          d->index);
+                vf__sb_printf(&b, "%s{gpu=\"%u/mig%u\",uuid=\"", m[k].name, d->mig_parent - 1,
+                              d->index);
             else
-                sb_printf(&b, "%s{gpu=\"%u\",uuid=\"", m[k].name, d->index);
+                vf__sb_printf(&b, "%s{gpu=\"%u\",uuid=\"", m[k].name, d->index);
             prom_label(&b, d->uuid);
-            sb_printf(&b, "\",name=\"");
+            vf__sb_printf(&b, "\",name=\"");
             prom_label(&b, d->name);
             if (m[k].what == 3)
-                sb_printf(&b, "\"} %u.%02u\n", d->util_percent / 100, d->util_percent % 100);
+                vf__sb_printf(&b, "\"} %u.%02u\n", d->util_percent / 100, d->util_percent % 100);
             else
-                sb_printf(&b, "\"} %llu\n", (unsigned long long)v);
+                vf__sb_printf(&b, "\"} %llu\n", (unsigned long long)v);
         }
     }
-    sb_printf(&b, "# HELP vramfit_process_gpu_memory_bytes Memory a process holds on a GPU\n"
-                  "# TYPE vramfit_process_gpu_memory_bytes gauge\n");
+    vf__sb_printf(&b, "# HELP vramfit_process_gpu_memory_bytes Memory a process holds on a GPU\n"
+                      "# TYPE vramfit_process_gpu_memory_bytes gauge\n");
     for (size_t i = 0; i < s->n_devs; i++)
         for (size_t k = 0; k < s->devs[i].n_procs; k++) {
             const struct vf_gpu_proc *p = &s->devs[i].procs[k];
             if (p->used_bytes == VF_UNKNOWN)
                 continue;
-            sb_printf(&b, "vramfit_process_gpu_memory_bytes{gpu=\"%u\",pid=\"%u\",name=\"",
-                      s->devs[i].index, p->pid);
+            vf__sb_printf(&b, "vramfit_process_gpu_memory_bytes{gpu=\"%u\",pid=\"%u\",name=\"",
+                          s->devs[i].index, p->pid);
             prom_label(&b, p->name);
-            sb_printf(&b, "\",container=\"");
+            vf__sb_printf(&b, "\",container=\"");
             prom_label(&b, p->container);
-            sb_printf(&b, "\"} %llu\n", (unsigned long long)p->used_bytes);
+            vf__sb_printf(&b, "\"} %llu\n", (unsigned long long)p->used_bytes);
         }
-    return sb_done(&b);
+    return vf__sb_done(&b);
 }

@@ -2,10 +2,10 @@
  * run.c - measuring a run (vramfit run): what the command's whole process tree holds on the
  * GPUs in one snapshot (its descendants found through /proc under VRAMFIT_SYSROOT, matched to
  * the driver's PIDs directly or through procscan's local PID), the timeline of samples with
- * its peak, and the report as text, JSON, CSV and an SVG timeline (our own small writer).
+ * its peak, and the report as JSON (jansson), CSV and an SVG timeline (our own small writer).
  * Formulas F-RUN-01..03 in docs/FORMULAS.md.
  */
-#include "internal.h"
+#include "render_json.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -115,9 +115,59 @@ size_t vf_run_peak(const struct vf_run_sample *t, size_t n)
     return best;
 }
 
+/* A duration in milliseconds to 0.1 ms (what the report has always printed). */
+static json_t *ms_json(double ms)
+{
+    return json_real(ms >= 0 ? (double)(long long)(ms * 10 + 0.5) / 10 : 0.0);
+}
+
+/* Sets o[key] = v (v stolen); false when v is NULL (no memory), where jansson would drop the
+ * key without a word. */
+static bool put(json_t *o, const char *key, json_t *v)
+{
+    return json_object_set_new(o, key, v) == 0;
+}
+
+char *vf_render_run_json(struct vf_arena *a, const struct vf_run_report *r)
+{
+    json_t *o = json_object(), *argv = json_array();
+    if (!o || !argv) {
+        json_decref(o);
+        json_decref(argv);
+        return NULL;
+    }
+    bool ok = true;
+    for (char *const *c = r->argv; c && *c; c++)
+        ok &= json_array_append_new(argv, vf__json_text(*c)) == 0;
+    const char *cmd = r->argv && r->argv[0] ? r->argv[0] : "";
+    /* one statement each: the keys in this order, and every value handed to o (freed with it)
+     * even after a failure */
+    ok &= put(o, "command", vf__json_text(cmd));
+    ok &= put(o, "argv", argv);
+    ok &= put(o, "exit_status", json_integer(r->exit_status));
+    ok &= put(o, "duration_ms", ms_json(r->duration_ms));
+    ok &= put(o, "gpu", vf__json_str(r->gpu));
+    ok &= put(o, "total_bytes", json_integer((json_int_t)r->total_bytes));
+    ok &= put(o, "baseline_bytes", json_integer((json_int_t)r->baseline_bytes));
+    ok &= put(o, "peak_tree_bytes", json_integer((json_int_t)r->peak_tree_bytes));
+    ok &= put(o, "peak_device_delta_bytes", json_integer((json_int_t)r->peak_device_delta_bytes));
+    ok &= put(o, "peak_at_ms", ms_json(r->peak_at_ms));
+    ok &= put(o, "headroom_bytes", json_integer(r->headroom_bytes));
+    ok &= put(o, "samples", json_integer((json_int_t)r->samples));
+    ok &= put(o, "interval_ms", ms_json(r->interval_ms));
+    ok &= put(o, "oom_at_ms", r->oom_at_ms >= 0 ? ms_json(r->oom_at_ms) : json_null());
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return vf__json_finish(a, o);
+}
+
 char *vf_render_run_csv(struct vf_arena *a, const struct vf_run_sample *t, size_t n)
 {
-    size_t cap = 64 + n * 64;
+    /* a line is at most 3 x 20 digits, a time and 4 separators: 128 bytes each unless t_ms is
+     * absurd, and then the whole CSV is refused (NULL), never cut short */
+    size_t cap = 64 + n * 128;
     char *buf = vf_arena_alloc(a, cap);
     if (!buf)
         return NULL;
@@ -127,7 +177,7 @@ char *vf_render_run_csv(struct vf_arena *a, const struct vf_run_sample *t, size_
                                (unsigned long long)t[i].device_used,
                                (unsigned long long)t[i].baseline,
                                (unsigned long long)t[i].tree_bytes);
-    return buf;
+    return at < cap ? buf : NULL;
 }
 
 char *vf_render_run_svg(struct vf_arena *a, const struct vf_run_sample *t, size_t n, uint64_t total,

@@ -1,12 +1,13 @@
 /*
- * api.c - the routes of vramfit serve. /api/v1/{estimate,pick,explain,inspect,models,gpus}
- * run the CLI's own commands with `--json` on an argument vector made from the query
- * (`?model=llama-3.1-8b&ctx=32k&gpu=rtx-4090` is `estimate llama-3.1-8b --ctx 32k --gpu
- * rtx-4090 --json`), their output captured on this thread: the API answers exactly what the
- * CLI prints. Errors are {"error":{"code","message"}} with a matching status. Everything else
- * is the embedded web page (web/). Nothing a request sends is executed or opened as a file:
- * keys are flag names from a fixed alphabet, a model must be a catalog id or an hf: id, and
- * the flags that name files or directories are refused.
+ * api.c - the routes of vramfit serve. /api/v1/{estimate,pick,explain,inspect,models,gpus,smi}
+ * call the library: the request's options go through the library's option table
+ * (vf_workload_set: `?model=llama-3.1-8b&ctx=32k&gpu=rtx-4090`, or the same as a JSON body
+ * with POST), the answer comes from vf_answer_* and the JSON renderers the CLI's --json uses,
+ * so both print the same bytes. Errors are {"error":{"code","message"}} with a matching
+ * status. Everything else is the embedded web page (web/). Nothing a request sends is
+ * executed or opened as a file: only the table's options exist (none names a file), a value
+ * is checked by its option's kind, a model must be a catalog id or an hf: id, and engine
+ * settings come from the request, never from the server's environment.
  */
 #include "server.h"
 
@@ -23,13 +24,14 @@ void srv_error(struct srv_response *out, unsigned status, const char *code, cons
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+    struct vf_arena *a = vf_arena_open(0);
+    const char *text = a ? vf_render_error_json(a, code, msg, NULL) : NULL;
     out->status = status;
     out->type = "application/json";
-    out->body = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
-    json_decref(o);
+    out->body = text ? strdup(text) : NULL;
+    vf_arena_close(a);
     if (!out->body) {
-        out->body = (char *)"{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+        out->body = (char *)"{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
         out->owned = false;
         out->status = 500;
     } else {
@@ -45,35 +47,26 @@ size_t srv_body_cap(const char *method, const char *url)
     return SRV_MAX_BODY;
 }
 
-/* Flags a request may not pass: they name files or change how output is written. */
-static bool refused(const char *key)
-{
-    static const char *const no[] = {"data-dir", "json", "ascii", "help", "h", "listen"};
-    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-        if (!strcmp(key, no[i]))
-            return true;
-    return false;
-}
-
-/* A flag name: lower-case letters, digits, '-' and '_' ('_' becomes '-'). */
-static bool flag_name(const char *key, char *out, size_t cap)
+/* A query key: letters, digits, '-' and '_', not starting with '-' (an option's name as
+ * vf_workload_set takes it without dashes: "ctx", "max_model_len", "OLLAMA_KV_CACHE_TYPE"). */
+static bool key_ok(const char *key)
 {
     size_t n = strlen(key);
-    if (!n || n >= cap || n > SRV_MAX_KEY)
+    if (!n || n > SRV_MAX_KEY || key[0] == '-')
         return false;
-    for (size_t i = 0; i <= n; i++) {
+    for (size_t i = 0; i < n; i++) {
         char c = key[i];
-        if (i < n && !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
             return false;
-        out[i] = c == '_' ? '-' : c;
     }
-    return out[0] != '-';
+    return true;
 }
 
 /* Is ref something the server may resolve (catalog id or alias, or a hub id)? */
 static bool model_allowed(const char *ref, struct srv_response *out)
 {
-    const struct vf_catalog *c = cli_shared_catalog();
+    const struct vf_catalog *c = srv_catalog;
     if (!strncmp(ref, "hf:", 3) || (c && vf_catalog_model(c, ref)))
         return true;
     const struct vf_catalog_model *sug[3];
@@ -83,90 +76,283 @@ static bool model_allowed(const char *ref, struct srv_response *out)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  sug[i]->alias ? sug[i]->alias : sug[i]->id);
     srv_error(out, 404, "not_found",
-              "unknown model '%.200s'%s%s%s (the server reads catalog models and hub ids "
+              "unknown model '%.200s'%s%s (the server reads catalog models and hub ids "
               "hf:ORG/NAME, not local files)",
-              ref, n ? " - did you mean: " : "", list, "");
+              ref, n ? " - did you mean: " : "", list);
     return false;
 }
 
-/* Runs `cmd ARGS --json` from the query and answers what it prints. */
-static void run(const struct srv_request *rq, const char *cmd, const char *positional_key,
-                const char *fixed_positional, bool input, struct srv_response *out)
+/* A library error as an HTTP answer: the code and status of vf_err_api_code. */
+static void lib_error(const struct vf_error *err, struct srv_response *out)
 {
-    char *argv[2 * SRV_MAX_ARGS + 4];
-    char names[SRV_MAX_ARGS][SRV_MAX_KEY + 3];
-    int argc = 0;
-    argv[argc++] = (char *)cmd;
-    if (fixed_positional)
-        argv[argc++] = (char *)fixed_positional;
-    if (rq->too_many_args) {
-        srv_error(out, 400, "bad_request", "more than %d query arguments", SRV_MAX_ARGS);
+    unsigned status;
+    const char *code = vf_err_api_code(err->code, &status);
+    srv_error(out, status, code, "%s", err->msg[0] ? err->msg : vf_strerror(err->code));
+}
+
+/* A 200 answer with a copy of text (made in an arena that is about to close). */
+static void answer_copy(struct srv_response *out, const char *text, const char *type)
+{
+    char *body = text ? strdup(text) : NULL;
+    if (!body) {
+        srv_error(out, 500, "internal", "out of memory");
         return;
     }
-    for (size_t i = 0; i < rq->n_args; i++) {
-        const char *k = rq->args[i].key, *v = rq->args[i].value;
-        if (strlen(v) > SRV_MAX_VALUE) {
-            srv_error(out, 400, "bad_request", "'%.40s': the value is over %d characters", k,
-                      SRV_MAX_VALUE);
-            return;
-        }
-        if (!strcmp(k, "model") && !model_allowed(v, out))
-            return;
-        if (positional_key && !strcmp(k, positional_key)) {
-            if (!*v) {
-                srv_error(out, 400, "bad_request", "'%s' is empty", k);
-                return;
-            }
-            argv[argc++] = (char *)v;
-            continue;
-        }
-        char name[SRV_MAX_KEY + 1];
-        if (!flag_name(k, name, sizeof name) || refused(name)) {
-            srv_error(out, 400, "bad_request", "'%.40s' is not a parameter this endpoint takes", k);
-            return;
-        }
-        snprintf(names[i], sizeof names[i], "--%s", name);
-        argv[argc++] = names[i];
-        if (*v)
-            argv[argc++] = (char *)v;
-    }
-    argv[argc++] = "--json";
-    argv[argc] = NULL;
+    out->status = 200;
+    out->type = type;
+    out->body = body;
+    out->len = strlen(body);
+    out->owned = true;
+}
 
-    struct cli_capture cap;
-    if (input)
-        cli_capture_begin_input(&cap, rq->body, rq->body_len);
-    else
-        cli_capture_begin(&cap);
-    int rc = !strcmp(cmd, "estimate")  ? cmd_estimate(argc, argv)
-             : !strcmp(cmd, "smi")     ? cmd_smi(argc, argv)
-             : !strcmp(cmd, "pick")    ? cmd_pick(argc, argv)
-             : !strcmp(cmd, "explain") ? cmd_explain(argc, argv)
-             : !strcmp(cmd, "inspect") ? cmd_inspect(argc, argv)
-                                       : cmd_catalog(argc, argv);
-    if ((rc == EXIT_YES || rc == EXIT_NO) && cap.out) {
-        out->status = 200;
-        out->type = "application/json";
-        out->body = cap.out;
-        out->len = cap.out_len;
-        out->owned = true;
-        cap.out = NULL; /* the response owns it */
-    } else if (cap.usage || cap.lib_code == VF_EINVAL || cap.lib_code == VF_ERANGE ||
-               cap.lib_code == VF_EFORMAT || cap.lib_code == VF_ELIMIT) {
-        srv_error(out, cap.lib_code == VF_ELIMIT ? 413 : 400, "bad_request", "%s",
-                  cap.err[0] ? cap.err : "bad request");
-    } else if (cap.lib_code == VF_ENOENT) {
-        srv_error(out, 404, "not_found", "%s", cap.err);
-    } else if (cap.lib_code == VF_EUNSUPPORTED) {
-        srv_error(out, 422, "unsupported", "%s", cap.err);
-    } else if (cap.lib_code == VF_ENODEV) {
-        srv_error(out, 503, "no_gpu", "%s", cap.err);
-    } else if (cap.lib_code == VF_EIO) {
-        srv_error(out, 502, "upstream", "%s", cap.err);
-    } else {
-        srv_error(out, 500, "internal", "%s", cap.err[0] ? cap.err : "the command failed");
+/* One option from the request: the model is checked (catalog or hub ids only), the rest goes
+ * through the library's option table; false with the error answered. */
+static bool apply(struct vf_workload *w, const char *key, const char *value,
+                  struct srv_response *out)
+{
+    if (!key_ok(key)) {
+        srv_error(out, 400, "bad_request", "'%.40s' is not a parameter this endpoint takes", key);
+        return false;
     }
-    cli_capture_end(&cap);
+    if (strlen(value) > SRV_MAX_VALUE) {
+        srv_error(out, 400, "bad_request", "'%.40s': the value is over %d characters", key,
+                  SRV_MAX_VALUE);
+        return false;
+    }
+    if (!strcmp(key, "model")) {
+        if (!*value) {
+            srv_error(out, 400, "bad_request", "'model' is empty");
+            return false;
+        }
+        if (!model_allowed(value, out))
+            return false;
+    }
+    struct vf_error err = {0};
+    if (vf_workload_set(w, key, value, &err)) {
+        lib_error(&err, out);
+        return false;
+    }
+    return true;
+}
+
+/* A JSON body's member value as the text vf_workload_set takes, in arena a; NULL for null. */
+static const char *member_text(struct vf_arena *a, json_t *v)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (json_is_integer(v))
+        return vf_arena_printf(a, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    if (json_is_real(v))
+        return vf_arena_printf(a, "%.17g", json_real_value(v));
+    if (json_is_true(v))
+        return "true";
+    if (json_is_false(v))
+        return "false";
+    return NULL;
+}
+
+/* The workload of a request: the query's options, then a JSON body's members (POST), the
+ * engine first either way (which spellings are its own flags depends on it). */
+static bool workload(struct vf_arena *a, const struct srv_request *rq, unsigned cmd,
+                     struct vf_workload *w, json_t **body, struct srv_response *out)
+{
+    vf_workload_init(w, cmd);
+    *body = NULL;
+    if (rq->too_many_args) {
+        srv_error(out, 400, "bad_request", "more than %d query arguments", SRV_MAX_ARGS);
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < rq->n_args; i++)
+            if ((pass == 0) == !strcmp(rq->args[i].key, "engine") &&
+                !apply(w, rq->args[i].key, rq->args[i].value, out))
+                return false;
+    if (cmd != VF_CMD_EXPLAIN && rq->body_len) {
+        json_error_t je;
+        *body = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
+        if (!json_is_object(*body)) {
+            srv_error(out, 400, "bad_request", "the body is not a JSON object: %s at byte %d",
+                      *body ? "another JSON value" : je.text, *body ? 0 : je.position);
+            return false;
+        }
+        if (json_object_size(*body) > SRV_MAX_ARGS) {
+            srv_error(out, 400, "bad_request", "more than %d members in the body", SRV_MAX_ARGS);
+            return false;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(*body, k, v)
+            {
+                if ((pass == 0) != !strcmp(k, "engine"))
+                    continue;
+                size_t n = json_is_array(v) ? json_array_size(v) : 1;
+                for (size_t e = 0; e < n && e < VF_MAX_FX; e++) {
+                    json_t *item = json_is_array(v) ? json_array_get(v, e) : v;
+                    const char *text = member_text(a, item);
+                    if (!text && !json_is_null(item)) {
+                        srv_error(out, 400, "bad_request",
+                                  "'%.40s': a string, number or boolean (or a list of them)", k);
+                        return false;
+                    }
+                    if (text && !apply(w, k, text, out))
+                        return false;
+                }
+            }
+        }
+    }
+    struct vf_error err = {0};
+    if (vf_workload_finish(w, &err)) {
+        lib_error(&err, out);
+        return false;
+    }
+    return true;
+}
+
+/* GET /api/v1/estimate and /pick (a JSON body's members may come with POST). */
+static void estimate_or_pick(const struct srv_request *rq, bool pick, struct srv_response *out)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_workload *w = a ? vf_arena_alloc(a, sizeof *w) : NULL;
+    struct vf_answer *ans = a ? vf_arena_alloc(a, sizeof *ans) : NULL;
+    json_t *body = NULL;
+    struct vf_error err = {0};
+    if (!w || !ans) {
+        srv_error(out, 500, "internal", "out of memory");
+    } else if (workload(a, rq, pick ? VF_CMD_PICK : VF_CMD_ESTIMATE, w, &body, out)) {
+        if (!w->model)
+            srv_error(out, 400, "bad_request", "which model? (model=llama-3.1-8b)");
+        else if (pick ? vf_answer_pick(a, srv_catalog, w, ans, &err)
+                      : vf_answer_estimate(a, srv_catalog, w, ans, &err))
+            lib_error(&err, out);
+        else if (pick)
+            answer_copy(out, vf_render_pick_json(a, &ans->est, &ans->pick, w), "application/json");
+        else {
+            if (ans->has_fit)
+                ans->fit.gpu = ans->card.name;
+            answer_copy(out, vf_render_estimate_json(a, &ans->est, ans->has_fit ? &ans->fit : NULL),
+                        "application/json");
+        }
+    }
+    json_decref(body);
+    vf_arena_close(a);
+}
+
+/* POST /api/v1/explain: the body is the log; the query names the tool, the model and the
+ * workload flags. */
+static void explain(const struct srv_request *rq, struct srv_response *out)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_workload *w = a ? vf_arena_alloc(a, sizeof *w) : NULL;
+    struct vf_explain x;
+    json_t *body = NULL;
+    struct vf_error err = {0};
+    if (!w)
+        srv_error(out, 500, "internal", "out of memory");
+    else if (!workload(a, rq, VF_CMD_EXPLAIN, w, &body, out))
+        ;
+    else if (vf_answer_explain_text(a, srv_catalog, w, rq->body, rq->body_len, &x, &err))
+        lib_error(&err, out);
+    else
+        answer_copy(out, vf_render_explain_json(a, &x), "application/json");
+    vf_arena_close(a);
+}
+
+/* GET endpoints with a fixed set of keys: a key outside `keys` is an error. */
+static bool only_keys(const struct srv_request *rq, const char *const *keys,
+                      struct srv_response *out)
+{
+    if (rq->too_many_args) {
+        srv_error(out, 400, "bad_request", "more than %d query arguments", SRV_MAX_ARGS);
+        return false;
+    }
+    for (size_t i = 0; i < rq->n_args; i++) {
+        bool known = false;
+        for (size_t k = 0; keys[k] && !known; k++)
+            known = !strcmp(rq->args[i].key, keys[k]);
+        if (!known) {
+            srv_error(out, 400, "bad_request", "'%.40s' is not a parameter this endpoint takes",
+                      rq->args[i].key);
+            return false;
+        }
+        if (strlen(rq->args[i].value) > SRV_MAX_VALUE) {
+            srv_error(out, 400, "bad_request", "'%.40s': the value is over %d characters",
+                      rq->args[i].key, SRV_MAX_VALUE);
+            return false;
+        }
+    }
+    return true;
+}
+
+static const char *arg(const struct srv_request *rq, const char *key)
+{
+    for (size_t i = 0; i < rq->n_args; i++)
+        if (!strcmp(rq->args[i].key, key))
+            return rq->args[i].value;
+    return NULL;
+}
+
+/* GET /api/v1/inspect?model=ID */
+static void inspect(const struct srv_request *rq, struct srv_response *out)
+{
+    static const char *const keys[] = {"model", NULL};
+    const char *ref = arg(rq, "model");
+    if (!only_keys(rq, keys, out))
+        return;
+    if (!ref || !*ref) {
+        srv_error(out, 400, "bad_request", "which model? (model=llama-3.1-8b)");
+        return;
+    }
+    if (!model_allowed(ref, out))
+        return;
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_model *m = a ? vf_arena_alloc(a, sizeof *m) : NULL;
+    struct vf_error err = {0};
+    if (!m)
+        srv_error(out, 500, "internal", "out of memory");
+    else if (vf_model_resolve(a, srv_catalog, ref, m, &err))
+        lib_error(&err, out);
+    else
+        answer_copy(out, vf_render_inspect_json(a, m), "application/json");
+    vf_arena_close(a);
+}
+
+/* GET /api/v1/models[?search=Q] and /api/v1/gpus */
+static void catalog(const struct srv_request *rq, bool gpus, struct srv_response *out)
+{
+    static const char *const model_keys[] = {"search", "q", NULL};
+    static const char *const no_keys[] = {NULL};
+    if (!only_keys(rq, gpus ? no_keys : model_keys, out))
+        return;
+    const char *q = gpus ? NULL : arg(rq, "search") ? arg(rq, "search") : arg(rq, "q");
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_catalog view;
+    struct vf_error err = {0};
+    if (!a)
+        srv_error(out, 500, "internal", "out of memory");
+    else if (vf_catalog_search(a, srv_catalog, q, &view, &err))
+        lib_error(&err, out);
+    else
+        answer_copy(out, vf_render_catalog_json(a, &view, gpus), "application/json");
+    vf_arena_close(a);
+}
+
+/* GET /api/v1/smi: the GPUs and who holds their memory. */
+static void smi(const struct srv_request *rq, struct srv_response *out)
+{
+    static const char *const no_keys[] = {NULL};
+    if (!only_keys(rq, no_keys, out))
+        return;
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_gpu_snapshot s;
+    struct vf_error err = {0};
+    if (!a)
+        srv_error(out, 500, "internal", "out of memory");
+    else if (vf_gpu_snapshot(a, &s, &err))
+        lib_error(&err, out);
+    else
+        answer_copy(out, vf_render_gpus_json(a, &s), "application/json");
+    vf_arena_close(a);
 }
 
 static void asset(const char *path, struct srv_response *out)
@@ -180,8 +366,8 @@ static void asset(const char *path, struct srv_response *out)
                  {".svg", "image/svg+xml"}};
     if (!strcmp(path, "/"))
         path = "/index.html";
-    for (size_t i = 0; i < vf__n_web_files; i++) {
-        if (strcmp(vf__web_files[i].name, path + 1))
+    for (size_t i = 0; i < srv_n_web_files; i++) {
+        if (strcmp(srv_web_files[i].name, path + 1))
             continue;
         out->status = 200;
         out->type = "application/octet-stream";
@@ -189,8 +375,8 @@ static void asset(const char *path, struct srv_response *out)
         for (size_t t = 0; dot && t < sizeof types / sizeof types[0]; t++)
             if (!strcmp(dot, types[t].ext))
                 out->type = types[t].type;
-        out->body = (char *)vf__web_files[i].data;
-        out->len = vf__web_files[i].len;
+        out->body = (char *)srv_web_files[i].data;
+        out->len = srv_web_files[i].len;
         out->owned = false;
         return;
     }
@@ -256,20 +442,20 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
         json_decref(o);
         return;
     }
-    if (!strcmp(u, "/api/v1/estimate") && get)
-        run(rq, "estimate", "model", NULL, false, out);
-    else if (!strcmp(u, "/api/v1/pick") && get)
-        run(rq, "pick", "model", NULL, false, out);
+    if (!strcmp(u, "/api/v1/estimate") && (get || post))
+        estimate_or_pick(rq, false, out);
+    else if (!strcmp(u, "/api/v1/pick") && (get || post))
+        estimate_or_pick(rq, true, out);
     else if (!strcmp(u, "/api/v1/inspect") && get)
-        run(rq, "inspect", "model", NULL, false, out);
+        inspect(rq, out);
     else if (!strcmp(u, "/api/v1/models") && get)
-        run(rq, "catalog", NULL, "models", false, out);
+        catalog(rq, false, out);
     else if (!strcmp(u, "/api/v1/gpus") && get)
-        run(rq, "catalog", NULL, "gpus", false, out);
+        catalog(rq, true, out);
     else if (!strcmp(u, "/api/v1/smi") && get)
-        run(rq, "smi", NULL, NULL, false, out);
+        smi(rq, out);
     else if (!strcmp(u, "/api/v1/explain") && post)
-        run(rq, "explain", NULL, "-", true, out);
+        explain(rq, out);
     else if (!strcmp(u, "/api/v1/estimate") || !strcmp(u, "/api/v1/pick") ||
              !strcmp(u, "/api/v1/explain") || !strcmp(u, "/api/v1/models") ||
              !strcmp(u, "/api/v1/gpus") || !strcmp(u, "/api/v1/inspect") ||

@@ -1,19 +1,21 @@
 /*
- * serve.c - `vramfit serve [--listen 127.0.0.1:8077] [--data-dir DIR]`: the local web page and
- * JSON API over libmicrohttpd (its thread pool; it parses HTTP, we never do). libmicrohttpd
- * is loaded with dlopen the first time serve runs, as hub.c loads libcurl: linking it would
- * cost every other command its start-up time. Limits: body size per route (srv_body_cap),
- * connections, per-connection timeout and memory. One log line per request on stderr; the
- * URL is the first line on stdout. SIGINT/SIGTERM stop it cleanly.
+ * serve.c - vramfit-serve (`vramfit serve` runs it) [--listen 127.0.0.1:8077] [--data-dir DIR]:
+ * the local web page and JSON API over libmicrohttpd (its thread pool; it parses HTTP, we never
+ * do). libmicrohttpd is loaded with dlopen the first time serve runs, as hub.c loads libcurl:
+ * linking it would cost every other command its start-up time. Limits: body size per route
+ * (srv_body_cap), connections, per-connection timeout and memory. One log line per request on
+ * stderr; the URL is the first line on stdout. SIGINT/SIGTERM stop it cleanly.
  */
 #include "server.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <locale.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,13 +52,13 @@ static int load_mhd(void)
     for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && !lib; i++)
         lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        cli_error("serve needs libmicrohttpd (apt-get install libmicrohttpd12): %s", dlerror());
+        srv_fail("serve needs libmicrohttpd (apt-get install libmicrohttpd12): %s", dlerror());
         return -1;
     }
     void *sym[sizeof names / sizeof names[0]];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(sym[i] = dlsym(lib, names[i]))) {
-            cli_error("libmicrohttpd lacks %s", names[i]);
+            srv_fail("libmicrohttpd lacks %s", names[i]);
             return -1;
         }
     /* POSIX guarantees that dlsym's object pointers convert to function pointers */
@@ -240,34 +242,57 @@ static int parse_listen(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-int cmd_serve(int argc, char **argv)
+/* The server's own messages: "vramfit serve: error: ..." on stderr. */
+void srv_fail(const char *fmt, ...)
 {
-    const char *listen = "127.0.0.1:8077", *data_dir = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("vramfit serve: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char usage_text[] = "usage: vramfit serve [--listen HOST:PORT] [--data-dir DIR]\n"
+                                 "  (vramfit help serve: the endpoints and limits)\n";
+
+struct vf_catalog *srv_catalog;
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "C");
+    const char *listen = "127.0.0.1:8077", *data_dir = getenv("VRAMFIT_DATA_DIR");
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return cli_print(cli_help_text("serve"));
-        if (!strcmp(argv[i], "--listen") && i + 1 < argc)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
             listen = argv[++i];
-        else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
             data_dir = argv[++i];
-        else
-            return cli_usage(
-                "serve", "unexpected '%s' (serve [--listen HOST:PORT] [--data-dir DIR])", argv[i]);
+        } else {
+            fprintf(stderr, "vramfit serve: unexpected '%s'\n%s", argv[i], usage_text);
+            return 2;
+        }
     }
     struct sockaddr_in sa;
-    if (parse_listen(listen, &sa))
-        return cli_usage("serve",
-                         "--listen %s: expected an IPv4 address and port such as "
-                         "127.0.0.1:8077 (port 0 picks a free one)",
-                         listen);
-    struct vf_catalog *cat = cli_catalog(data_dir);
-    if (!cat)
-        return EXIT_ERR;
-    if (load_mhd()) {
-        vf_catalog_close(cat);
-        return EXIT_ERR;
+    if (parse_listen(listen, &sa)) {
+        fprintf(stderr,
+                "vramfit serve: --listen %s: expected an IPv4 address and port such as "
+                "127.0.0.1:8077 (port 0 picks a free one)\n",
+                listen);
+        return 2;
     }
-    cli_set_shared_catalog(cat);
+    struct vf_error err = {0};
+    if (vf_catalog_open(&srv_catalog, data_dir, &err)) {
+        srv_fail("%s", err.msg);
+        return 1;
+    }
+    if (load_mhd()) {
+        vf_catalog_close(srv_catalog);
+        return 1;
+    }
 
     /* the pool's threads inherit a mask that leaves SIGINT/SIGTERM to this thread */
     sigset_t stop;
@@ -285,10 +310,9 @@ int cmd_serve(int argc, char **argv)
                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONN_MEM, MHD_OPTION_NOTIFY_COMPLETED,
                   completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL, MHD_OPTION_END);
     if (!d) {
-        cli_error("cannot listen on %s (in use, or not an address of this machine)", listen);
-        cli_set_shared_catalog(NULL);
-        vf_catalog_close(cat);
-        return EXIT_ERR;
+        srv_fail("cannot listen on %s (in use, or not an address of this machine)", listen);
+        vf_catalog_close(srv_catalog);
+        return 1;
     }
     const union MHD_DaemonInfo *info = mhd.daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET_ADDRSTRLEN];
@@ -303,7 +327,6 @@ int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     fprintf(stderr, "vramfit serve: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     mhd.stop(d);
-    cli_set_shared_catalog(NULL);
-    vf_catalog_close(cat);
-    return EXIT_YES;
+    vf_catalog_close(srv_catalog);
+    return 0;
 }

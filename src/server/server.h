@@ -1,12 +1,22 @@
 /*
  * server.h - what serve.c (the HTTP side: libmicrohttpd, limits, logging, signals) and api.c
- * (the routes: the JSON API on the CLI's own commands, the embedded web page) share.
+ * (the routes: the JSON API on the library's calls, the embedded web page) share. The server
+ * is a program of its own (vramfit-serve) linking the library and none of the CLI.
  */
 #ifndef VRAMFIT_SERVER_H
 #define VRAMFIT_SERVER_H
 
-#include "cli.h"
-#include "internal.h"
+#include "vramfit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An embedded file (tools/embed.c writes the table). */
+struct srv_embedded_file {
+    const char *name;
+    const unsigned char *data;
+    size_t len;
+};
 
 /* Request limits: query arguments, body sizes (a pasted log may be larger). */
 #define SRV_MAX_ARGS     64
@@ -52,8 +62,13 @@ void srv_route(const struct srv_request *rq, struct srv_response *out);
 void srv_error(struct srv_response *out, unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The catalog every request reads (opened once at start, read-only after). */
+extern struct vf_catalog *srv_catalog;
+/* "vramfit serve: error: ..." on stderr. */
+void srv_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The embedded web assets (generated from web/ by tools/embed.c). */
-extern const struct vf__embedded_file vf__web_files[];
-extern const size_t vf__n_web_files;
+extern const struct srv_embedded_file srv_web_files[];
+extern const size_t srv_n_web_files;
 
 #endif /* VRAMFIT_SERVER_H */

@@ -2,7 +2,8 @@
 # run.sh VRAMFIT [OUTDIR] - the browser test: `vramfit serve` on an ephemeral port, the page
 # driven in Debian's chromium by playwright-core (npm, no browser download of its own).
 # Installs chromium when missing and run as root (CI); otherwise skips with a note. Ends with
-# "browser: N passed, N failed" (a skip is "0 passed, 0 failed").
+# "browser: N passed, N failed"; a skip is "browser: 0 passed, 0 failed, N skipped", N the
+# checks of test.mjs (tests/run.sh adds them to its final line).
 bin=${1:-build/vramfit}
 out=${2:-build/browser}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,8 +16,10 @@ if [ -z "$chromium" ] && [ "$(id -u)" = 0 ]; then
     chromium=$(command -v chromium || true)
 fi
 if [ -z "$chromium" ] || ! command -v npm >/dev/null 2>&1; then
-    echo "skip browser: needs chromium and npm (as root make test installs chromium)"
-    echo "browser: 0 passed, 0 failed"
+    # every check() call of test.mjs but the one reporting an exception ("run")
+    n=$(grep -v 'check("run"' "$here/test.mjs" | grep -c '^ *check(')
+    echo "skip browser: needs chromium and npm (as root make test installs chromium): $n checks skipped"
+    echo "browser: 0 passed, 0 failed, $n skipped"
     exit 0
 fi
 if [ ! -d "$here/node_modules/playwright-core" ]; then

@@ -14,7 +14,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 # the fake GPU backend for /metrics and /api/v1/smi (estimates do not probe GPUs)
 export VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS=tests/fixtures/gpus/two-4090.tsv
-"$bin" serve --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
+# an Ollama setting in the server's environment must not change its answers (issue 14)
+OLLAMA_KV_CACHE_TYPE=q4_0 "$bin" serve --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/log" &
 pid=$!
 i=0
 while [ ! -s "$dir/out" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
@@ -91,7 +92,41 @@ expect "unknown parameter: 400" 400 "api/v1/estimate?model=llama-3.1-8b&warp=9"
 expect "data-dir refused: 400" 400 "api/v1/estimate?model=llama-3.1-8b&data-dir=/etc"
 expect "odd key: 400" 400 "api/v1/estimate?model=llama-3.1-8b&%2E%2E%2Fx=1"
 expect "unknown endpoint: 404" 404 "api/v1/nothing"
-expect "wrong method: 405" 405 "api/v1/estimate?model=llama-3.1-8b" -X POST --data x
+expect "wrong method: 405" 405 "api/v1/estimate?model=llama-3.1-8b" -X PUT --data x
+expect "a body that is not JSON: 400" 400 "api/v1/estimate" -X POST --data '{"model": "llama-3.1-8b",'
+grep -q 'at byte' "$dir/body" && ok "malformed JSON: the error names the byte" || bad "malformed JSON body" "$(cat "$dir/body")"
+
+# the options' values cannot become a model, a flag or a file (issue 14): each is parsed by
+# its option's kind in the library's table
+expect "an on/off option's value is not a model: 400" 400 "api/v1/estimate?model=llama-3.1-8b&force=/etc/passwd"
+grep -q 'on/off' "$dir/body" && ok "  ...and the error says why" || bad "force=path body" "$(cat "$dir/body")"
+expect "force=--help: 400" 400 "api/v1/estimate?model=llama-3.1-8b&force=--help"
+expect "a key that is a flag: 400" 400 "api/v1/estimate?model=llama-3.1-8b&--help="
+expect "help is not an option: 400" 400 "api/v1/estimate?model=llama-3.1-8b&help="
+expect "a path as a precision: 400" 400 "api/v1/estimate?model=llama-3.1-8b&quant=/etc/passwd"
+expect "a path as a card: 400" 400 "api/v1/estimate?model=llama-3.1-8b&gpu=/etc/passwd"
+expect "force=true: 200" 200 "api/v1/estimate?model=llama-3.1-8b&force=true"
+expect "an engine flag of another engine: 400" 400 "api/v1/estimate?model=llama-3.1-8b&engine=vllm&ngl=20"
+grep -q "flag of llama.cpp" "$dir/body" && ok "  ...naming its engine" || bad "engine flag body" "$(cat "$dir/body")"
+# engine settings come from the request: the server was started with OLLAMA_KV_CACHE_TYPE=q4_0
+parity "ollama ignores the server's environment" "api/v1/estimate?model=llama-3.1-8b&engine=ollama&gpu=rtx-4090" -- \
+    estimate llama-3.1-8b --engine ollama --gpu rtx-4090
+parity "ollama's setting from the request" "api/v1/estimate?model=llama-3.1-8b&engine=ollama&OLLAMA_KV_CACHE_TYPE=q8_0&OLLAMA_FLASH_ATTENTION=1&gpu=rtx-4090" -- \
+    estimate llama-3.1-8b --engine ollama OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 --gpu rtx-4090
+code=$(get "api/v1/estimate" -X POST -H 'Content-Type: application/json' --data-binary @tests/fixtures/http/estimate-body.json)
+"$bin" estimate llama-3.1-8b --ctx 32k --users 4 --gpu rtx-4090 --json >"$dir/cli"
+if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "a JSON body = CLI"; else bad "JSON body" "status $code"; fi
+code=$(get "api/v1/pick" -X POST --data '{"model": "llama-3.1-70b", "quant": "Q4_K_M", "ctx": 32768, "users": 4, "fx": ["USD=0.92"]}')
+"$bin" pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --fx USD=0.92 --json >"$dir/cli"
+if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "pick with a JSON body (a list, numbers) = CLI"; else bad "pick JSON body" "status $code"; fi
+
+# the server is a program of its own: no CLI object in it
+srv=$(dirname "$bin")/vramfit-serve
+if [ -x "$srv" ] && ! nm "$srv" | grep -E ' [TtDdBbRr] (cli_|cmd_)' >"$dir/nm"; then
+    ok "vramfit-serve links no CLI object (nm)"
+else
+    bad "vramfit-serve links CLI code" "$(head -3 "$dir/nm")"
+fi
 expect "explain needs POST: 405" 405 "api/v1/explain"
 expect "no such page: 404" 404 "nothing.html"
 expect "path traversal: 404" 404 "..%2F..%2Fetc%2Fpasswd"
@@ -111,6 +146,19 @@ seq 1 64 | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
 if [ "$(grep -c '^200$' "$dir/codes")" = 64 ]; then ok "64 concurrent requests"; else bad "concurrent" "$(sort "$dir/codes" | uniq -c)"; fi
 lines=$(grep -c '^GET /api/v1/estimate?model=llama-3.1-8b&ctx=8k' "$dir/log")
 [ "$lines" = 64 ] && ok "one log line per request" || bad "log lines" "$lines of 64"
+
+# memory under load: 20,000 requests to every endpoint
+port=${url#http://127.0.0.1:}
+port=${port%/}
+load=$(dirname "$bin")/tests/httpload
+if [ -x "$load" ]; then
+    sh tests/http/rss.sh "$port" "$pid" "$load" >"$dir/rss"
+    cat "$dir/rss"
+    passed=$((passed + $(grep -c '^ok ' "$dir/rss")))
+    failed=$((failed + $(grep -c '^FAIL ' "$dir/rss")))
+else
+    bad "rss" "no $load (make test builds it)"
+fi
 
 kill -TERM "$pid"
 wait "$pid"

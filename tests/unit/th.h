@@ -14,6 +14,8 @@
 
 #include "vramfit.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Asserts two uint64_t are equal, printing both as integers. */
@@ -61,5 +63,35 @@ static inline uint64_t th_component(const struct vf_estimate *e, const char *nam
     fail_msg("no component %s", name);
     return 0;
 }
+
+/*
+ * Reference data the tests read is copied into the repository (tests/fixtures/reference/,
+ * its README gives the provenance); paths are relative to the repository root, where
+ * tests/run.sh runs the unit binaries. A missing fixture fails the test, never skips it.
+ */
+#define TH_REFERENCE "tests/fixtures/reference/"
+
+/* Opens the fixture `path` for reading; fails the test, naming the path, when it cannot. */
+static inline FILE *th_fixture_open(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("fixture %s: %s (run from the repository root)", path, strerror(errno));
+    return f;
+}
+
+/*
+ * Skips the rest of a test whose check cannot run here for a reason outside the repository
+ * (a tool that may be missing; never a missing fixture: that fails). Prints one line
+ * "# SKIP <why>", which tests/run.sh counts into the "N skipped" of its final line, and
+ * ends the test as skipped (cmocka counts it neither passed nor failed).
+ */
+#define th_skip(...)                   \
+    do {                               \
+        printf("# SKIP " __VA_ARGS__); \
+        printf("\n");                  \
+        fflush(stdout);                \
+        skip();                        \
+    } while (0)
 
 #endif
