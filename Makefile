@@ -4,7 +4,7 @@
 #   make run        build, then serve the web page and API on the embedded catalog
 #                   (http://127.0.0.1:8077/; LISTEN=127.0.0.1:0 picks a free port)
 #   make test       build, run unit + golden tests; ends with "N passed, N failed"
-#   make lint       clang-format check + cppcheck
+#   make lint       clang-format, cppcheck, the layers (tools/layers.sh), function length
 #   make bench      time whole-process estimate/pick (bench/speed.sh)
 #   make bench-inspect   inspect vs the @huggingface/gguf parser (npm)
 #   make bench-peer      GGUF weight bytes vs real llama.cpp (npm node-llama-cpp)
@@ -31,9 +31,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libmicrohttpd by the server (src/server/serve.c): the binary links jansson alone
 PKG_LIBS   = $(shell pkg-config --libs jansson 2>/dev/null)
 TEST_LIBS  = $(shell pkg-config --libs $(PKGS) cmocka 2>/dev/null)
-CURSES_LIBS = $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+# ncurses is dlopen()ed by `vramfit top` (src/cli/cmd_top.c): linking it cost every process
+# ~0.25 ms of loading (issue 15); its header alone is needed to build
 
-LIB_SRC  := $(wildcard src/lib/*.c)
+LIB_SRC  := $(wildcard src/lib/*/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 SRV_SRC  := $(wildcard src/server/*.c)
 SRV_OBJ  := $(SRV_SRC:src/server/%.c=$(B)/server/%.o) $(B)/server/web_assets.o
@@ -72,6 +73,7 @@ $(B)/lib/embedded_data.o: $(B)/lib/embedded_data.c
 
 # --- library, CLI and server ------------------------------------------------------
 $(B)/lib/%.o: src/lib/%.c | $(B)/lib
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/libvramfit.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -87,11 +89,11 @@ $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
 	$(CC) $(CFLAGS:-Isrc/lib=) -Isrc/server -Wno-missing-prototypes -c -o $@ $<
 $(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) $(CURSES_LIBS) -lpthread -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lpthread -lm
 $(B)/vramfit-serve: $(SRV_OBJ) $(B)/libvramfit.a
 	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -ldl -lpthread -lm
 
--include $(wildcard $(B)/lib/*.d $(B)/cli/*.d $(B)/server/*.d $(B)/tests/*.d $(B)/fuzz/obj/*.d)
+-include $(wildcard $(B)/lib/*/*.d $(B)/cli/*.d $(B)/server/*.d $(B)/tests/*.d $(B)/fuzz/obj/*/*.d)
 
 # --- tests ---------------------------------------------------------------------
 $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a | $(B)/tests
@@ -118,6 +120,7 @@ $(B)/tests/t_gpu: $(STUBS)
 
 # --- fuzzing: libFuzzer + ASan/UBSan; `make test` runs each target briefly -------------
 $(B)/fuzz/obj/%.o: src/lib/%.c | $(B)/fuzz/obj
+	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/fuzz/obj/embedded_data.o: $(B)/lib/embedded_data.c | $(B)/fuzz/obj
 	clang $(FUZZ_CFLAGS) -c -o $@ $<
@@ -144,10 +147,14 @@ bench-accuracy: deps $(B)/vramfit $(B)/tests/t_vllm $(B)/tests/t_ollama
 	@sh bench/accuracy.sh $(B)/vramfit
 
 # --- lint ----------------------------------------------------------------------
-SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h \
+SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h src/lib/*/*.c src/lib/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h \
              tests/helpers/*.c tests/fuzz/*.c bench/*.c)
-lint: deps
+# layers.sh: calls (nm on the objects) and includes go one way down; funclen.py: no function
+# over 120 lines (issue 15)
+lint: deps $(B)/libvramfit.a
 	@clang-format --dry-run --Werror $(SRC_ALL) && echo "clang-format: ok"
+	@sh tools/layers.sh $(B)
+	@python3 tools/funclen.py
 	@cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc/lib src tools && echo "cppcheck: ok"
 fmt:

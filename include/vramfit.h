@@ -275,6 +275,7 @@ struct vf_tgroup {
 /* An image or video generation pipeline (transformer/UNet, text encoders, VAE). */
 struct vf_pipeline;
 struct vf_tensor_info;
+struct vf__memo; /* library-internal (src/lib/internal.h) */
 
 struct vf_model {
     const char *id;                     /* "meta-llama/Llama-3.1-8B-Instruct" or the path given */
@@ -326,6 +327,10 @@ struct vf_model {
     /* The tensors of the files read (GGUF, safetensors); NULL when none was read. */
     const struct vf_tensor_info *tensors;
     size_t n_tensors;
+    /* Library-internal (issue 15): what the solver remembers during one call of vf_fit or
+     * vf_pick (weight bytes per storage), set on the solver's own copy of the model only;
+     * NULL everywhere else. Callers leave it NULL. */
+    struct vf__memo *memo;
 };
 
 /* ---------------------------------------------------------------- catalog */
@@ -787,12 +792,26 @@ enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf
  * Returns lo-1 (0 when lo is 0 and pred(0) is false) when none. */
 uint64_t vf_bisect(uint64_t lo, uint64_t hi, bool (*pred)(uint64_t v, void *ud), void *ud);
 
+/* What a pick row keeps of the estimate on its cards (issue 15: a whole struct vf_estimate,
+ * 2.6 KB, per offer made pick's memory grow without bound). The components and the
+ * estimator's fixes are there for the short cards only (the renderers print them there);
+ * they point into an estimate in the pick's arena. Fitting rows have none (NULL, 0). */
+struct vf_pick_est {
+    uint64_t total_bytes;   /* peak on the most loaded GPU */
+    uint64_t weights_bytes; /* the whole model at the chosen storage */
+    enum vf_dtype kv_dtype;
+    const struct vf_component *components;
+    size_t n_components;
+    const char *const *fixes;
+    size_t n_fixes;
+};
+
 struct vf_pick_row {
     const struct vf_gpu_spec *gpu;
     const struct vf_offer *offer; /* NULL for a card with no price */
     uint32_t count;
     struct vf_fit fit;
-    struct vf_estimate est;     /* the estimate on this many cards */
+    struct vf_pick_est est;     /* the estimate on this many cards */
     const char *precision_note; /* "fp8 not native: falls back to ..." or NULL */
     /* Short cards: does an 8-bit KV cache (q8_0 for GGUF, fp8 otherwise) make it fit? */
     enum vf_dtype kv_fix; /* VF_DT_DEFAULT when not tried (the KV cache is already small) */
@@ -870,7 +889,7 @@ struct vf_tensor_info {
     enum vf_tclass cls;
 };
 
-struct vf_gguf_kv; /* one metadata pair, internal to read_gguf.c */
+struct vf_gguf_kv; /* one metadata pair (src/lib/read/read_gguf.h) */
 
 struct vf_gguf {
     uint32_t version;

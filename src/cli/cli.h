@@ -43,6 +43,18 @@ struct cli_opts {
  * Returns 0, or the exit code of a usage error already printed. */
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned vfcmd, struct cli_opts *o);
 
+/* What estimate and pick share: the options, the catalog, an arena and the answer. */
+struct cli_answer {
+    struct cli_opts o;
+    struct vf_catalog *cat;
+    struct vf_arena *a;
+    struct vf_answer *ans;
+};
+/* Parses the options of cmd (VF_CMD_*), prints --help, opens the catalog and the arena.
+ * Returns -1 when the command goes on, else its exit code (help printed, or an error). */
+int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, struct cli_answer *r);
+void cli_answer_end(struct cli_answer *r);
+
 /* The catalog (embedded, or --data-dir / VRAMFIT_DATA_DIR); prints the error itself. */
 struct vf_catalog *cli_catalog(const char *data_dir);
 

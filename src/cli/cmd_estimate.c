@@ -7,37 +7,29 @@
 
 int cmd_estimate(int argc, char **argv)
 {
-    struct cli_opts o;
-    int rc = cli_parse_opts("estimate", argc, argv, VF_CMD_ESTIMATE, &o);
-    if (rc)
+    struct cli_answer r;
+    int rc = cli_answer_begin("estimate", VF_CMD_ESTIMATE, argc, argv, &r);
+    if (rc >= 0) {
+        cli_answer_end(&r);
         return rc;
-    if (o.help)
-        return cli_print(cli_help_text("estimate"));
-    struct vf_catalog *cat = cli_catalog(o.data_dir);
-    if (!cat)
-        return EXIT_ERR;
-    struct vf_arena *a = vf_arena_open(0);
-    struct vf_answer *ans = a ? vf_arena_alloc(a, sizeof *ans) : NULL;
+    }
+    struct vf_answer *ans = r.ans;
     struct vf_error err = {0};
-    rc = EXIT_ERR;
-    if (!ans) {
-        cli_error("out of memory");
-    } else if (vf_answer_estimate(a, cat, &o.w, ans, &err)) {
+    if (vf_answer_estimate(r.a, r.cat, &r.o.w, ans, &err)) {
         rc = cli_lib_error(&err);
         /* a split the engine cannot do answers "does not fit on these cards" */
-        if (err.code == VF_EUNSUPPORTED && o.w.gpus > 1)
+        if (err.code == VF_EUNSUPPORTED && r.o.w.gpus > 1)
             rc = EXIT_NO;
     } else {
         struct vf_fit *fit = ans->has_fit ? &ans->fit : NULL;
-        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
+        struct vf_render_opts ro = {.ascii = r.o.ascii, .catalog = r.cat};
         if (fit)
-            fit->gpu = o.json ? ans->card.name : ans->card.label;
-        rc = cli_print(o.json ? vf_render_estimate_json(a, &ans->est, fit)
-                              : vf_render_estimate_text(a, &ans->est, fit, &ro));
+            fit->gpu = r.o.json ? ans->card.name : ans->card.label;
+        rc = cli_print(r.o.json ? vf_render_estimate_json(r.a, &ans->est, fit)
+                                : vf_render_estimate_text(r.a, &ans->est, fit, &ro));
         if (!rc && !ans->yes)
             rc = EXIT_NO;
     }
-    vf_arena_close(a);
-    vf_catalog_close(cat);
+    cli_answer_end(&r);
     return rc;
 }

@@ -7,32 +7,24 @@
 
 int cmd_pick(int argc, char **argv)
 {
-    struct cli_opts o;
-    int rc = cli_parse_opts("pick", argc, argv, VF_CMD_PICK, &o);
-    if (rc)
+    struct cli_answer r;
+    int rc = cli_answer_begin("pick", VF_CMD_PICK, argc, argv, &r);
+    if (rc >= 0) {
+        cli_answer_end(&r);
         return rc;
-    if (o.help)
-        return cli_print(cli_help_text("pick"));
-    struct vf_catalog *cat = cli_catalog(o.data_dir);
-    if (!cat)
-        return EXIT_ERR;
-    struct vf_arena *a = vf_arena_open(0);
-    struct vf_answer *ans = a ? vf_arena_alloc(a, sizeof *ans) : NULL;
+    }
+    struct vf_answer *ans = r.ans;
     struct vf_error err = {0};
-    rc = EXIT_ERR;
-    if (!ans) {
-        cli_error("out of memory");
-    } else if (vf_answer_pick(a, cat, &o.w, ans, &err)) {
+    if (vf_answer_pick(r.a, r.cat, &r.o.w, ans, &err)) {
         rc = cli_lib_error(&err);
     } else {
-        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
-        rc =
-            cli_print(o.json ? vf_render_pick_json(a, &ans->est, &ans->pick, &o.w)
-                             : vf_render_pick_text(a, &ans->est, &ans->pick, &o.w, o.w.hours, &ro));
+        struct vf_render_opts ro = {.ascii = r.o.ascii, .catalog = r.cat};
+        rc = cli_print(
+            r.o.json ? vf_render_pick_json(r.a, &ans->est, &ans->pick, &r.o.w)
+                     : vf_render_pick_text(r.a, &ans->est, &ans->pick, &r.o.w, r.o.w.hours, &ro));
         if (!rc && !ans->yes)
             rc = EXIT_NO;
     }
-    vf_arena_close(a);
-    vf_catalog_close(cat);
+    cli_answer_end(&r);
     return rc;
 }

@@ -140,41 +140,56 @@ static bool save(const char *path, const char *text)
     return fclose(f) == 0;
 }
 
-int cmd_run(int argc, char **argv)
-{
+/* One run: the options, what was measured before the start, the child and its stderr, the
+ * samples (malloc'd, grown by doubling up to RUN_MAX_SAMPL, then thinned). */
+struct run {
     struct opts o;
-    int prc = parse(argc, argv, &o);
-    if (prc < 0)
-        return cli_print(cli_help_text("run"));
-    if (prc)
-        return prc;
+    struct vf_arena *a;
+    bool gpu;                 /* the device could be read before the start: samples are taken */
+    uint64_t baseline, total; /* the device's used and total bytes before the start */
+    const char *gpu_name;
+    pid_t pid;     /* the child, leader of its own process group */
+    int err_fd;    /* the read end of the child's stderr */
+    bool err_open; /* until that pipe is closed */
+    bool tty;      /* stdin is a terminal, handed to the child while it runs */
+    double t0;     /* now_ms() when the child started; sample times count from it */
+    char *tail;    /* the last RUN_TAIL bytes of the child's stderr (NULL: no memory) */
+    size_t tail_len;
+    struct vf_run_sample *smp;
+    size_t n, cap, stride, skipped; /* samples kept; one snapshot of each stride kept */
+    double next, oom_ms;            /* ms: the next sample; the first "out of memory" (-1: none) */
+    int status;                     /* the child's, from waitpid */
+};
 
-    /* the baseline: the device before the command starts */
-    struct vf_arena *a = vf_arena_open(0);
-    if (!a)
-        return EXIT_ERR;
+/* The baseline: the device before the command starts. Without a GPU the command still runs,
+ * with nothing measured (said on stderr). */
+static void measure_baseline(struct run *r)
+{
     struct vf_gpu_snapshot s0;
     struct vf_error err = {0};
-    bool gpu = !vf_gpu_snapshot(a, &s0, &err);
-    uint64_t total = 0;
-    const char *gpu_name = NULL;
-    uint64_t baseline = gpu ? device_used(&s0, o.device, &total, &gpu_name) : 0;
-    if (!gpu)
+    r->gpu = !vf_gpu_snapshot(r->a, &s0, &err);
+    r->baseline = r->gpu ? device_used(&s0, r->o.device, &r->total, &r->gpu_name) : 0;
+    if (!r->gpu)
         fprintf(stderr, "vramfit run: %s: the command runs, nothing is measured\n", err.msg);
+}
 
+/* Starts r->o.cmd in its own process group with its stderr into a pipe, hands it the terminal
+ * when stdin is one, and forwards SIGINT, SIGTERM and SIGHUP to its group. Returns 0, or
+ * EXIT_ERR with the message printed (the pipe or fork failed). A command that cannot be
+ * executed is reported by the child, which exits 127. */
+static int start_child(struct run *r)
+{
     int ep[2];
     if (pipe(ep)) {
         cli_error("pipe: %s", strerror(errno));
-        vf_arena_close(a);
         return EXIT_ERR;
     }
     fcntl(ep[0], F_SETFD, FD_CLOEXEC);
-    bool tty = isatty(STDIN_FILENO);
-    double t0 = now_ms();
+    r->tty = isatty(STDIN_FILENO);
+    r->t0 = now_ms();
     pid_t pid = fork();
     if (pid < 0) {
         cli_error("fork: %s", strerror(errno));
-        vf_arena_close(a);
         return EXIT_ERR;
     }
     if (pid == 0) {
@@ -182,14 +197,17 @@ int cmd_run(int argc, char **argv)
         dup2(ep[1], STDERR_FILENO);
         close(ep[1]);
         signal(SIGTTOU, SIG_DFL);
-        execvp(o.cmd[0], o.cmd);
-        fprintf(stderr, "vramfit run: cannot start '%s': %s\n", o.cmd[0], strerror(errno));
+        execvp(r->o.cmd[0], r->o.cmd);
+        fprintf(stderr, "vramfit run: cannot start '%s': %s\n", r->o.cmd[0], strerror(errno));
         _exit(127);
     }
     close(ep[1]);
+    r->pid = pid;
+    r->err_fd = ep[0];
+    r->err_open = true;
     setpgid(pid, pid);
     child_pgid = pid;
-    if (tty) { /* the child reads the terminal; we must not be stopped handing it over */
+    if (r->tty) { /* the child reads the terminal; we must not be stopped handing it over */
         signal(SIGTTOU, SIG_IGN);
         tcsetpgrp(STDIN_FILENO, pid);
     }
@@ -198,212 +216,319 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    return 0;
+}
 
-    char *tail = malloc(RUN_TAIL);
-    size_t tail_len = 0;
-    struct vf_run_sample *smp = NULL;
-    size_t n = 0, cap = 0, stride = 1, skipped = 0;
-    double next = 0, oom_ms = -1;
-    bool open_err = true, done = false;
-    int status = 0;
-    uint32_t tree[RUN_TREE_CAP];
-    while (open_err || !done) {
-        double now = now_ms() - t0;
-        int wait_ms = done ? 100 : (int)(next > now ? next - now : 0);
-        struct pollfd pf = {.fd = ep[0], .events = POLLIN};
-        int r = open_err ? poll(&pf, 1, wait_ms) : (usleep((useconds_t)wait_ms * 1000), 0);
-        if (r > 0) {
-            char buf[65536];
-            ssize_t got = read(ep[0], buf, sizeof buf);
-            if (got > 0) {
-                write_all(STDERR_FILENO, buf, (size_t)got);
-                if (tail) { /* the last RUN_TAIL bytes (a read is smaller than that) */
-                    size_t g = (size_t)got;
-                    if (tail_len + g > RUN_TAIL) {
-                        size_t drop = tail_len + g - RUN_TAIL;
-                        memmove(tail, tail + drop, tail_len - drop);
-                        tail_len -= drop;
-                    }
-                    memcpy(tail + tail_len, buf, g);
-                    tail_len += g;
-                }
-                if (oom_ms < 0 && memmem(buf, (size_t)got, "out of memory", 13))
-                    oom_ms = now_ms() - t0;
-            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-                open_err = false;
+/* Appends n bytes (n <= RUN_TAIL) to the kept tail, dropping its oldest bytes past RUN_TAIL. */
+static void keep_tail(struct run *r, const char *buf, size_t n)
+{
+    if (!r->tail)
+        return;
+    if (r->tail_len + n > RUN_TAIL) {
+        size_t drop = r->tail_len + n - RUN_TAIL;
+        memmove(r->tail, r->tail + drop, r->tail_len - drop);
+        r->tail_len -= drop;
+    }
+    memcpy(r->tail + r->tail_len, buf, n);
+    r->tail_len += n;
+}
+
+/* Waits up to wait_ms for the child's stderr (only sleeps once it is closed) and passes on one
+ * read of it: to our stderr, into the tail, the time of its first "out of memory" noted. */
+static void pass_stderr(struct run *r, int wait_ms)
+{
+    struct pollfd pf = {.fd = r->err_fd, .events = POLLIN};
+    int ready = r->err_open ? poll(&pf, 1, wait_ms) : (usleep((useconds_t)wait_ms * 1000), 0);
+    if (ready <= 0)
+        return;
+    char buf[65536];
+    ssize_t got = read(r->err_fd, buf, sizeof buf);
+    if (got > 0) {
+        write_all(STDERR_FILENO, buf, (size_t)got);
+        keep_tail(r, buf, (size_t)got);
+        if (r->oom_ms < 0 && memmem(buf, (size_t)got, "out of memory", 13))
+            r->oom_ms = now_ms() - r->t0;
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        r->err_open = false;
+    }
+}
+
+/* Keeps sample x. At RUN_MAX_SAMPL samples every other one is dropped and only one snapshot
+ * in twice as many is kept from then on; when memory runs out, x is lost. */
+static void add_sample(struct run *r, struct vf_run_sample x)
+{
+    if (r->n == r->cap) {
+        if (r->cap >= RUN_MAX_SAMPL) {
+            for (size_t i = 0; i < r->n / 2; i++)
+                r->smp[i] = r->smp[2 * i];
+            r->n /= 2;
+            r->stride *= 2;
+        } else {
+            size_t nc = r->cap ? r->cap * 2 : 1024;
+            struct vf_run_sample *p = realloc(r->smp, nc * sizeof *p);
+            if (p) {
+                r->smp = p;
+                r->cap = nc;
             }
         }
+    }
+    if (r->n < r->cap)
+        r->smp[r->n++] = x;
+}
+
+/* F-RUN-02: one sample at now (ms since the start): the device's use and what the child's
+ * process tree holds; then when the next is due, four times as soon while the memory moves
+ * (at least 2 ms apart). */
+static void take_sample(struct run *r, double now)
+{
+    uint32_t tree[RUN_TREE_CAP];
+    struct vf_arena *sa = vf_arena_open(0);
+    struct vf_gpu_snapshot s;
+    if (sa && !vf_gpu_snapshot(sa, &s, NULL) && ++r->skipped >= r->stride) {
+        r->skipped = 0;
+        size_t nt = vf_run_tree((uint32_t)r->pid, tree, RUN_TREE_CAP);
+        add_sample(r, (struct vf_run_sample){now, device_used(&s, r->o.device, NULL, NULL),
+                                             r->baseline,
+                                             vf_run_tree_bytes(&s, tree, nt, r->o.device)});
+    }
+    vf_arena_close(sa);
+    const struct vf_run_sample *smp = r->smp;
+    size_t n = r->n;
+    bool moving = n >= 2 && (smp[n - 1].device_used != smp[n - 2].device_used ||
+                             smp[n - 1].tree_bytes != smp[n - 2].tree_bytes);
+    double step = moving ? r->o.interval_ms / 4 : r->o.interval_ms;
+    r->next = now + (step < 2 ? 2 : step);
+}
+
+/* Until the child has exited and its stderr is closed: passes its stderr on, samples the GPU
+ * while it runs (when one was found), and collects its status. */
+static void watch(struct run *r)
+{
+    bool done = false;
+    while (r->err_open || !done) {
+        double now = now_ms() - r->t0;
+        pass_stderr(r, done ? 100 : (int)(r->next > now ? r->next - now : 0));
         if (!done) {
             int st;
-            pid_t w = waitpid(pid, &st, WNOHANG);
-            if (w == pid) {
+            if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
                 done = true;
-                status = st;
+                r->status = st;
             }
         }
-        now = now_ms() - t0;
-        if (gpu && !done && now >= next) { /* F-RUN-02: one sample of the tree */
-            struct vf_arena *sa_ = vf_arena_open(0);
-            struct vf_gpu_snapshot s;
-            if (sa_ && !vf_gpu_snapshot(sa_, &s, NULL) && ++skipped >= stride) {
-                skipped = 0;
-                size_t nt = vf_run_tree((uint32_t)pid, tree, RUN_TREE_CAP);
-                if (n == cap) {
-                    if (cap >= RUN_MAX_SAMPL) { /* keep every other sample, sample half as often */
-                        for (size_t i = 0; i < n / 2; i++)
-                            smp[i] = smp[2 * i];
-                        n /= 2;
-                        stride *= 2;
-                    } else {
-                        size_t nc = cap ? cap * 2 : 1024;
-                        struct vf_run_sample *p = realloc(smp, nc * sizeof *p);
-                        if (p) {
-                            smp = p;
-                            cap = nc;
-                        }
-                    }
-                }
-                if (n < cap)
-                    smp[n++] =
-                        (struct vf_run_sample){now, device_used(&s, o.device, NULL, NULL), baseline,
-                                               vf_run_tree_bytes(&s, tree, nt, o.device)};
-            }
-            vf_arena_close(sa_);
-            /* adaptive: four times as often while the memory moves (at least every 2 ms) */
-            bool moving = n >= 2 && (smp[n - 1].device_used != smp[n - 2].device_used ||
-                                     smp[n - 1].tree_bytes != smp[n - 2].tree_bytes);
-            double step = moving ? o.interval_ms / 4 : o.interval_ms;
-            next = now + (step < 2 ? 2 : step);
-        }
+        now = now_ms() - r->t0;
+        if (r->gpu && !done && now >= r->next)
+            take_sample(r, now);
     }
-    close(ep[0]);
-    if (tty)
-        tcsetpgrp(STDIN_FILENO, getpgrp());
-    double dur = now_ms() - t0;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
-    /* the report */
+/* The peak of a run (vf_run_peak's sample: where the process tree held most). */
+struct peak {
+    uint64_t tree;    /* the tree's bytes, or the device's growth when it lists no processes */
+    uint64_t delta;   /* the device's growth over the baseline */
+    uint64_t used;    /* the device's use (the baseline without samples) */
+    double at_ms;     /* ms after the start */
+    int64_t headroom; /* the card's total less its use at the peak */
+};
+
+/* The peak of r's samples; all 0 but used and headroom when there are none. */
+static struct peak find_peak(const struct run *r)
+{
+    struct peak p = {.used = r->baseline};
+    if (r->n) {
+        const struct vf_run_sample *x = &r->smp[vf_run_peak(r->smp, r->n)];
+        p.tree = x->tree_bytes;
+        p.delta = x->device_used > r->baseline ? x->device_used - r->baseline : 0;
+        if (p.tree < p.delta && !x->tree_bytes)
+            p.tree = p.delta; /* the driver lists no processes: the device's growth */
+        p.used = x->device_used;
+        p.at_ms = x->t_ms;
+    }
+    p.headroom = (int64_t)r->total - (int64_t)p.used;
+    return p;
+}
+
+/* The report as JSON (render_run.c); NULL with a message when memory runs out. */
+static char *report_json(const struct run *r, int code, double dur, const struct peak *p)
+{
+    struct vf_run_report rep = {
+        .argv = r->o.cmd,
+        .exit_status = code,
+        .duration_ms = dur,
+        .gpu = r->gpu_name,
+        .total_bytes = r->total,
+        .baseline_bytes = r->baseline,
+        .peak_tree_bytes = p->tree,
+        .peak_device_delta_bytes = p->delta,
+        .peak_at_ms = p->at_ms,
+        .headroom_bytes = p->headroom,
+        .samples = r->n,
+        .interval_ms = r->o.interval_ms * (double)r->stride,
+        .oom_at_ms = r->oom_ms,
+    };
+    char *text = vf_render_run_json(r->a, &rep);
+    if (!text)
+        cli_error("run: cannot build the JSON report (out of memory)");
+    return text;
+}
+
+/* When the headroom is tight (pct < 10): "; a 48 GB card (L40S) would leave 42 %", for the
+ * smallest catalog card more than 1 GiB larger than this one; "" otherwise. */
+static const char *bigger_card(const struct run *r, uint64_t used_at_peak, unsigned pct)
+{
+    const char *text = "";
+    struct vf_catalog *cat = pct < 10 ? cli_catalog(NULL) : NULL;
+    const struct vf_gpu_spec *up = NULL;
+    for (size_t i = 0; cat && i < cat->n_gpus; i++) {
+        const struct vf_gpu_spec *g = &cat->gpus[i];
+        if (g->usable_bytes != VF_UNKNOWN && g->usable_bytes > r->total + (1ULL << 30) &&
+            (!up || g->usable_bytes < up->usable_bytes))
+            up = g;
+    }
+    if (up)
+        text = vf_arena_printf(
+            r->a, "; a %u GB card (%s) would leave %llu %%", up->marketed_gb, up->name,
+            (unsigned long long)((up->usable_bytes - used_at_peak) * 100 / up->usable_bytes));
+    vf_catalog_close(cat);
+    return text;
+}
+
+/* The report as text on stderr: how the command ended, its peak against the baseline, the
+ * card's headroom at the peak, the sampling, the verdict (with a bigger card when tight). */
+static void report_text(const struct run *r, int code, double dur, const struct peak *p)
+{
     char b1[32], b2[32], b3[32];
-    size_t pk = n ? vf_run_peak(smp, n) : 0;
-    uint64_t peak = n ? smp[pk].tree_bytes : 0;
-    uint64_t delta = n && smp[pk].device_used > baseline ? smp[pk].device_used - baseline : 0;
-    if (peak < delta && n && !smp[pk].tree_bytes)
-        peak = delta; /* the driver lists no processes: the device's growth */
-    uint64_t used_at_peak = n ? smp[pk].device_used : baseline;
-    char *text = NULL;
-    if (o.json || o.report) {
-        struct vf_run_report rep = {
-            .argv = o.cmd,
-            .exit_status = code,
-            .duration_ms = dur,
-            .gpu = gpu_name,
-            .total_bytes = total,
-            .baseline_bytes = baseline,
-            .peak_tree_bytes = peak,
-            .peak_device_delta_bytes = delta,
-            .peak_at_ms = n ? smp[pk].t_ms : 0.0,
-            .headroom_bytes = (int64_t)total - (int64_t)used_at_peak,
-            .samples = n,
-            .interval_ms = o.interval_ms * (double)stride,
-            .oom_at_ms = oom_ms,
-        };
-        text = vf_render_run_json(a, &rep);
-        if (!text)
-            cli_error("run: cannot build the JSON report (out of memory)");
+    bool exited = WIFEXITED(r->status);
+    fprintf(stderr, "\nvramfit run: '%s' %s %d after %.2f s\n", r->o.cmd[0],
+            exited ? "exited" : "was killed by signal", exited ? code : code - 128, dur / 1000);
+    if (!r->gpu) {
+        fprintf(stderr, "  no GPU measured\n");
+        return;
     }
-    if (o.report)
-        save(o.report, text);
-    if (o.json && !o.report) {
-        fputs(text ? text : "", stderr);
-    } else if (!o.report) {
-        fprintf(stderr, "\nvramfit run: '%s' %s %d after %.2f s\n", o.cmd[0],
-                WIFEXITED(status) ? "exited" : "was killed by signal",
-                WIFEXITED(status) ? code : code - 128, dur / 1000);
-        if (!gpu) {
-            fprintf(stderr, "  no GPU measured\n");
-        } else {
-            fprintf(stderr,
-                    "  peak      %s held by the process tree at %.2f s; the device +%s over its "
-                    "baseline of %s\n",
-                    vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC), n ? smp[pk].t_ms / 1000 : 0.0,
-                    vf_format_bytes(b2, sizeof b2, delta, VF_FMT_IEC),
-                    vf_format_bytes(b3, sizeof b3, baseline, VF_FMT_IEC));
-            int64_t head = (int64_t)total - (int64_t)used_at_peak;
-            unsigned pct = total ? (unsigned)(head > 0 ? (uint64_t)head * 100 / total : 0) : 0;
-            fprintf(stderr, "  card      %s, %s: %s%s free at the peak (%u %% headroom)\n",
-                    gpu_name ? gpu_name : "GPU", vf_format_bytes(b1, sizeof b1, total, VF_FMT_IEC),
-                    head < 0 ? "-" : "",
-                    vf_format_bytes(b2, sizeof b2, (uint64_t)(head < 0 ? -head : head), VF_FMT_IEC),
-                    pct);
-            fprintf(stderr, "  samples   %zu, every %.0f ms\n", n, o.interval_ms * (double)stride);
-            /* tight: the smallest catalog card larger than this one, and its headroom */
-            const char *bigger = "";
-            struct vf_catalog *cat = pct < 10 ? cli_catalog(NULL) : NULL;
-            const struct vf_gpu_spec *up = NULL;
-            for (size_t i = 0; cat && i < cat->n_gpus; i++) {
-                const struct vf_gpu_spec *g = &cat->gpus[i];
-                if (g->usable_bytes != VF_UNKNOWN && g->usable_bytes > total + (1ULL << 30) &&
-                    (!up || g->usable_bytes < up->usable_bytes))
-                    up = g;
-            }
-            if (up)
-                bigger = vf_arena_printf(a, "; a %u GB card (%s) would leave %llu %%",
-                                         up->marketed_gb, up->name,
-                                         (unsigned long long)((up->usable_bytes - used_at_peak) *
-                                                              100 / up->usable_bytes));
-            fprintf(stderr, "  verdict   peak %s of %s - %u %% headroom%s%s\n",
-                    vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC),
-                    vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC), pct,
-                    pct < 10 ? " (tight)" : "", bigger);
-            vf_catalog_close(cat);
-        }
-    }
-    if (o.plot && n)
-        save(o.plot, vf_render_run_svg(a, smp, n, total, oom_ms));
-    if (o.csv)
-        save(o.csv, vf_render_run_csv(a, smp, n));
+    fprintf(stderr,
+            "  peak      %s held by the process tree at %.2f s; the device +%s over its "
+            "baseline of %s\n",
+            vf_format_bytes(b1, sizeof b1, p->tree, VF_FMT_IEC), p->at_ms / 1000,
+            vf_format_bytes(b2, sizeof b2, p->delta, VF_FMT_IEC),
+            vf_format_bytes(b3, sizeof b3, r->baseline, VF_FMT_IEC));
+    int64_t head = p->headroom;
+    uint64_t total = r->total;
+    unsigned pct = total ? (unsigned)(head > 0 ? (uint64_t)head * 100 / total : 0) : 0;
+    fprintf(stderr, "  card      %s, %s: %s%s free at the peak (%u %% headroom)\n",
+            r->gpu_name ? r->gpu_name : "GPU", vf_format_bytes(b1, sizeof b1, total, VF_FMT_IEC),
+            head < 0 ? "-" : "",
+            vf_format_bytes(b2, sizeof b2, (uint64_t)(head < 0 ? -head : head), VF_FMT_IEC), pct);
+    fprintf(stderr, "  samples   %zu, every %.0f ms\n", r->n, r->o.interval_ms * (double)r->stride);
+    const char *bigger = bigger_card(r, p->used, pct);
+    fprintf(stderr, "  verdict   peak %s of %s - %u %% headroom%s%s\n",
+            vf_format_bytes(b1, sizeof b1, p->tree, VF_FMT_IEC),
+            vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC), pct, pct < 10 ? " (tight)" : "",
+            bigger);
+}
 
-    /* F-OOM with the live numbers: the child died of an OOM */
-    if (o.explain && code != 0 && tail && tail_len) {
-        struct vf_catalog *cat = cli_catalog(NULL);
-        struct vf_workload w;
-        struct vf_explain x;
-        vf_workload_init(&w, VF_CMD_EXPLAIN);
-        if (!vf_answer_explain_text(a, cat, &w, tail, tail_len, &x, NULL) && x.n_events) {
-            fprintf(stderr, "\nvramfit run: the command ran out of GPU memory%s\n",
-                    n ? vf_arena_printf(a, " after a peak of %s",
-                                        vf_format_bytes(b1, sizeof b1, peak, VF_FMT_IEC))
-                      : "");
-            if (n) { /* the live numbers: the last sample before it failed */
-                const struct vf_run_sample *l = &smp[n - 1];
-                uint64_t others =
-                    l->device_used > l->tree_bytes ? l->device_used - l->tree_bytes : 0;
-                fprintf(stderr,
-                        "  last sample, %.2f s: the card %s of %s used; the command %s, "
-                        "everything else %s (%s before it started)\n",
-                        l->t_ms / 1000, vf_format_bytes(b1, sizeof b1, l->device_used, VF_FMT_IEC),
-                        vf_format_bytes(b2, sizeof b2, total, VF_FMT_IEC),
-                        vf_format_bytes(b3, sizeof b3, l->tree_bytes, VF_FMT_IEC),
-                        vf_arena_printf(a, "%.2f GiB", (double)others / (1 << 30)),
-                        vf_arena_printf(a, "%.2f GiB", (double)baseline / (1 << 30)));
-            }
-            fputs(vf_render_explain_text(a, &x, NULL), stderr);
-            bool frag = x.diagnosis.cause && strstr(x.diagnosis.cause, "fragment");
-            for (size_t i = 0; i < x.diagnosis.n_secondary && !frag; i++)
-                frag = strstr(x.diagnosis.secondary[i], "fragment") != NULL;
-            if (frag && !getenv("PYTORCH_CUDA_ALLOC_CONF")) {
-                fprintf(stderr, "\nthe cache was fragmented and PYTORCH_CUDA_ALLOC_CONF is not "
-                                "set; run it again as:\n  "
-                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run --");
-                for (char **c = o.cmd; *c; c++)
-                    fprintf(stderr, " %s", *c);
-                fputc('\n', stderr);
-            }
-        }
-        vf_catalog_close(cat);
+/* The report (--report FILE, --json on stderr, else text on stderr) and the files asked for:
+ * --plot (SVG, when there are samples) and --csv. */
+static void report(const struct run *r, int code, double dur, const struct peak *p)
+{
+    char *text = r->o.json || r->o.report ? report_json(r, code, dur, p) : NULL;
+    if (r->o.report)
+        save(r->o.report, text);
+    if (r->o.json && !r->o.report)
+        fputs(text ? text : "", stderr);
+    else if (!r->o.report)
+        report_text(r, code, dur, p);
+    if (r->o.plot && r->n)
+        save(r->o.plot, vf_render_run_svg(r->a, r->smp, r->n, r->total, r->oom_ms));
+    if (r->o.csv)
+        save(r->o.csv, vf_render_run_csv(r->a, r->smp, r->n));
+}
+
+/* The live numbers of the last sample before the command failed: the card's use, the
+ * command's, everyone else's, and the baseline. */
+static void last_sample(const struct run *r)
+{
+    char b1[32], b2[32], b3[32];
+    const struct vf_run_sample *l = &r->smp[r->n - 1];
+    uint64_t others = l->device_used > l->tree_bytes ? l->device_used - l->tree_bytes : 0;
+    fprintf(stderr,
+            "  last sample, %.2f s: the card %s of %s used; the command %s, "
+            "everything else %s (%s before it started)\n",
+            l->t_ms / 1000, vf_format_bytes(b1, sizeof b1, l->device_used, VF_FMT_IEC),
+            vf_format_bytes(b2, sizeof b2, r->total, VF_FMT_IEC),
+            vf_format_bytes(b3, sizeof b3, l->tree_bytes, VF_FMT_IEC),
+            vf_arena_printf(r->a, "%.2f GiB", (double)others / (1 << 30)),
+            vf_arena_printf(r->a, "%.2f GiB", (double)r->baseline / (1 << 30)));
+}
+
+/* When the diagnosis names fragmentation and PYTORCH_CUDA_ALLOC_CONF is not set: the command
+ * line that runs the command again with expandable segments. */
+static void rerun_hint(const struct run *r, const struct vf_explain *x)
+{
+    bool frag = x->diagnosis.cause && strstr(x->diagnosis.cause, "fragment");
+    for (size_t i = 0; i < x->diagnosis.n_secondary && !frag; i++)
+        frag = strstr(x->diagnosis.secondary[i], "fragment") != NULL;
+    if (!frag || getenv("PYTORCH_CUDA_ALLOC_CONF"))
+        return;
+    fprintf(stderr, "\nthe cache was fragmented and PYTORCH_CUDA_ALLOC_CONF is not "
+                    "set; run it again as:\n  "
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run --");
+    for (char **c = r->o.cmd; *c; c++)
+        fprintf(stderr, " %s", *c);
+    fputc('\n', stderr);
+}
+
+/* F-OOM with the live numbers: when the command failed (code != 0) and its stderr holds an
+ * out-of-memory error, explains it (vramfit explain's text) after the peak and the last
+ * sample. Nothing with --explain off. */
+static void explain_oom(const struct run *r, int code, uint64_t peak)
+{
+    char b[32];
+    if (!r->o.explain || code == 0 || !r->tail || !r->tail_len)
+        return;
+    struct vf_catalog *cat = cli_catalog(NULL);
+    struct vf_workload w;
+    struct vf_explain x;
+    vf_workload_init(&w, VF_CMD_EXPLAIN);
+    if (!vf_answer_explain_text(r->a, cat, &w, r->tail, r->tail_len, &x, NULL) && x.n_events) {
+        fprintf(stderr, "\nvramfit run: the command ran out of GPU memory%s\n",
+                r->n ? vf_arena_printf(r->a, " after a peak of %s",
+                                       vf_format_bytes(b, sizeof b, peak, VF_FMT_IEC))
+                     : "");
+        if (r->n)
+            last_sample(r);
+        fputs(vf_render_explain_text(r->a, &x, NULL), stderr);
+        rerun_hint(r, &x);
     }
-    free(tail);
-    free(smp);
-    vf_arena_close(a);
+    vf_catalog_close(cat);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run r = {.stride = 1, .oom_ms = -1};
+    int prc = parse(argc, argv, &r.o);
+    if (prc < 0)
+        return cli_print(cli_help_text("run"));
+    if (prc)
+        return prc;
+    r.a = vf_arena_open(0);
+    if (!r.a)
+        return EXIT_ERR;
+    measure_baseline(&r);
+    if (start_child(&r)) {
+        vf_arena_close(r.a);
+        return EXIT_ERR;
+    }
+    r.tail = malloc(RUN_TAIL);
+    watch(&r);
+    close(r.err_fd);
+    if (r.tty)
+        tcsetpgrp(STDIN_FILENO, getpgrp());
+    double dur = now_ms() - r.t0;
+    int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
+    struct peak p = find_peak(&r);
+    report(&r, code, dur, &p);
+    explain_oom(&r, code, p.tree);
+    free(r.tail);
+    free(r.smp);
+    vf_arena_close(r.a);
     return code;
 }

@@ -5,12 +5,20 @@
  * confirmation, `q` to quit. Not on a terminal (or --plain): one CSV line per GPU per
  * interval, as `nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv
  * -l 1` prints. -n stops after COUNT refreshes.
+ *
+ * libncursesw is dlopen()ed when the live view starts (issue 15): linked, it cost every
+ * vramfit process ~0.25 ms of loading though only this view uses it. <curses.h> gives the
+ * types and constants only (NCURSES_NOMACROS: no curses macro hides a call); no curses
+ * symbol is referenced at link time.
  */
 #include "cli.h"
 
+#define NCURSES_NOMACROS
 #include <curses.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +77,95 @@ static int plain(double interval, long count)
     return EXIT_YES;
 }
 
+/* ------------------------------------------------------------ ncurses via dlopen */
+
+/* The curses calls of the live view; every one on stdscr (`scr`, read after initscr). */
+static struct curses {
+    WINDOW **scr;
+    int *cols, *lines;
+    WINDOW *(*initscr)(void);
+    int (*endwin)(void);
+    int (*cbreak)(void);
+    int (*noecho)(void);
+    int (*keypad)(WINDOW *, bool);
+    int (*curs_set)(int);
+    int (*halfdelay)(int);
+    int (*werase)(WINDOW *);
+    int (*wmove)(WINDOW *, int, int);
+    int (*waddch)(WINDOW *, const chtype);
+    int (*vw_printw)(WINDOW *, const char *, va_list);
+    int (*wattron)(WINDOW *, int);
+    int (*wattroff)(WINDOW *, int);
+    int (*wclrtoeol)(WINDOW *);
+    int (*wrefresh)(WINDOW *);
+    int (*wgetch)(WINDOW *);
+} cu;
+
+/* Loads libncursesw (Debian: libncursesw6) into cu; false, with why, when it cannot. */
+static bool curses_load(char *why, size_t cap)
+{
+    static const char *const sonames[] = {"libncursesw.so.6", "libncursesw.so.5", "libncursesw.so"};
+    void *lib = NULL;
+    for (size_t i = 0; !lib && i < sizeof sonames / sizeof sonames[0]; i++)
+        lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, cap, "cannot load libncursesw.so.6 (apt-get install libncursesw6): %s",
+                 dlerror());
+        return false;
+    }
+    static const char *const names[] = {
+        "stdscr",  "COLS",     "LINES",     "initscr",  "endwin", "cbreak", "noecho",
+        "keypad",  "curs_set", "halfdelay", "werase",   "wmove",  "waddch", "vw_printw",
+        "wattron", "wattroff", "wclrtoeol", "wrefresh", "wgetch",
+    };
+    void *sym[sizeof names / sizeof names[0]];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(sym[i] = dlsym(lib, names[i]))) {
+            snprintf(why, cap, "libncursesw.so.6 has no symbol %s", names[i]);
+            return false;
+        }
+    /* POSIX guarantees that dlsym's object pointers convert to function pointers */
+    size_t k = 0;
+    cu.scr = (WINDOW **)sym[k++];
+    cu.cols = (int *)sym[k++];
+    cu.lines = (int *)sym[k++];
+    cu.initscr = (WINDOW * (*)(void)) sym[k++];
+    cu.endwin = (int (*)(void))sym[k++];
+    cu.cbreak = (int (*)(void))sym[k++];
+    cu.noecho = (int (*)(void))sym[k++];
+    cu.keypad = (int (*)(WINDOW *, bool))sym[k++];
+    cu.curs_set = (int (*)(int))sym[k++];
+    cu.halfdelay = (int (*)(int))sym[k++];
+    cu.werase = (int (*)(WINDOW *))sym[k++];
+    cu.wmove = (int (*)(WINDOW *, int, int))sym[k++];
+    cu.waddch = (int (*)(WINDOW *, const chtype))sym[k++];
+    cu.vw_printw = (int (*)(WINDOW *, const char *, va_list))sym[k++];
+    cu.wattron = (int (*)(WINDOW *, int))sym[k++];
+    cu.wattroff = (int (*)(WINDOW *, int))sym[k++];
+    cu.wclrtoeol = (int (*)(WINDOW *))sym[k++];
+    cu.wrefresh = (int (*)(WINDOW *))sym[k++];
+    cu.wgetch = (int (*)(WINDOW *))sym[k++];
+    return true;
+}
+
+/* curses' mvprintw (printw when y is negative) and mvaddch on stdscr */
+static void cu_printw(int y, int x, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cu_printw(int y, int x, const char *fmt, ...)
+{
+    if (y >= 0 && cu.wmove(*cu.scr, y, x) == ERR)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    cu.vw_printw(*cu.scr, fmt, ap);
+    va_end(ap);
+}
+
+static void cu_addch(int y, int x, chtype c)
+{
+    if (cu.wmove(*cu.scr, y, x) != ERR)
+        cu.waddch(*cu.scr, c);
+}
+
 struct row {
     uint32_t pid, kill_pid;
     uint64_t bytes;
@@ -91,7 +188,7 @@ static void spark(int y, int x, const uint64_t *h, size_t n, size_t at, uint64_t
     for (int i = 0; i < w && (size_t)i < n; i++) {
         uint64_t v = h[(at + TOP_HISTORY - (size_t)w + (size_t)i) % TOP_HISTORY];
         int l = total ? (int)(v * 7 / total) : 0;
-        mvaddch(y, x + i, (chtype)levels[l < 0 ? 0 : l > 7 ? 7 : l]);
+        cu_addch(y, x + i, (chtype)levels[l < 0 ? 0 : l > 7 ? 7 : l]);
     }
 }
 
@@ -101,21 +198,21 @@ static int live(double interval, long count)
     size_t at = 0, n_hist = 0;
     int sel = 0;
     struct row rows[TOP_MAX_ROWS];
-    initscr();
-    cbreak();
-    noecho();
-    keypad(stdscr, TRUE);
-    curs_set(0);
-    halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
+    cu.initscr();
+    cu.cbreak();
+    cu.noecho();
+    cu.keypad(*cu.scr, TRUE);
+    cu.curs_set(0);
+    cu.halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
     char status[160] = "q quit · arrows select · k kill";
     for (long it = 0; !stop && (count <= 0 || it < count); it++) {
         struct vf_arena *a = vf_arena_open(0);
         struct vf_gpu_snapshot s;
         struct vf_error err = {0};
-        erase();
-        int y = 0, w = COLS > 20 ? COLS : 20;
+        cu.werase(*cu.scr);
+        int y = 0, w = *cu.cols > 20 ? *cu.cols : 20;
         if (!a || vf_gpu_snapshot(a, &s, &err)) {
-            mvprintw(0, 0, "vramfit top: %s", a ? err.msg : "out of memory");
+            cu_printw(0, 0, "vramfit top: %s", a ? err.msg : "out of memory");
             s.n_devs = 0;
         }
         size_t nr = 0;
@@ -123,19 +220,19 @@ static int live(double interval, long count)
             const struct vf_gpu_dev *d = &s.devs[g];
             hist[g][at] = d->used_bytes;
             char b1[32], b2[32];
-            mvprintw(y++, 0, "GPU %u  %s  %s / %s%s", d->index, d->name ? d->name : "?",
-                     vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
-                     vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
-                     d->util_percent != UINT32_MAX ? "" : "");
+            cu_printw(y++, 0, "GPU %u  %s  %s / %s%s", d->index, d->name ? d->name : "?",
+                      vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                      vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                      d->util_percent != UINT32_MAX ? "" : "");
             if (d->util_percent != UINT32_MAX)
-                printw("  %u %% busy", d->util_percent);
+                cu_printw(-1, 0, "  %u %% busy", d->util_percent);
             int bw = w - 4 > 60 ? 60 : w - 4;
             int fill = d->total_bytes ? (int)(d->used_bytes * (uint64_t)bw / d->total_bytes) : 0;
-            mvaddch(y, 0, '[');
+            cu_addch(y, 0, '[');
             for (int i = 0; i < bw; i++)
-                mvaddch(y, 1 + i, i < fill ? '#' : ' ');
-            mvaddch(y++, 1 + bw, ']');
-            mvprintw(y, 0, " ");
+                cu_addch(y, 1 + i, i < fill ? '#' : ' ');
+            cu_addch(y++, 1 + bw, ']');
+            cu_printw(y, 0, " ");
             spark(y++, 1, hist[g], n_hist + 1, at + 1, d->total_bytes, bw);
             for (size_t k = 0; k < d->n_procs && nr < TOP_MAX_ROWS; k++) {
                 const struct vf_gpu_proc *p = &d->procs[k];
@@ -154,26 +251,26 @@ static int live(double interval, long count)
         qsort(rows, nr, sizeof rows[0], by_bytes);
         if (sel >= (int)nr)
             sel = nr ? (int)nr - 1 : 0;
-        attron(A_BOLD);
-        mvprintw(y++, 0, "%8s %4s %11s  %-24s %s", "PID", "GPU", "memory", "process", "container");
-        attroff(A_BOLD);
-        for (size_t i = 0; i < nr && y < LINES - 1; i++) {
+        cu.wattron(*cu.scr, A_BOLD);
+        cu_printw(y++, 0, "%8s %4s %11s  %-24s %s", "PID", "GPU", "memory", "process", "container");
+        cu.wattroff(*cu.scr, A_BOLD);
+        for (size_t i = 0; i < nr && y < *cu.lines - 1; i++) {
             char b1[32];
             if ((int)i == sel)
-                attron(A_REVERSE);
-            mvprintw(y++, 0, "%8u %4u %11s  %-24.24s %s", rows[i].pid, rows[i].gpu,
-                     vf_format_bytes(b1, sizeof b1, rows[i].bytes, VF_FMT_IEC), rows[i].name,
-                     rows[i].container);
+                cu.wattron(*cu.scr, A_REVERSE);
+            cu_printw(y++, 0, "%8u %4u %11s  %-24.24s %s", rows[i].pid, rows[i].gpu,
+                      vf_format_bytes(b1, sizeof b1, rows[i].bytes, VF_FMT_IEC), rows[i].name,
+                      rows[i].container);
             if ((int)i == sel)
-                attroff(A_REVERSE);
+                cu.wattroff(*cu.scr, A_REVERSE);
         }
-        mvprintw(LINES - 1, 0, "%s", status);
-        refresh();
+        cu_printw(*cu.lines - 1, 0, "%s", status);
+        cu.wrefresh(*cu.scr);
         vf_arena_close(a);
         at = (at + 1) % TOP_HISTORY;
         if (n_hist + 1 < TOP_HISTORY)
             n_hist++;
-        int c = getch(); /* waits up to the interval */
+        int c = cu.wgetch(*cu.scr); /* waits up to the interval */
         if (c == 'q' || c == 'Q')
             break;
         if (c == KEY_UP && sel > 0)
@@ -187,12 +284,12 @@ static int live(double interval, long count)
                          r->pid);
                 continue;
             }
-            mvprintw(LINES - 1, 0, "kill %u (%s)? y/n ", r->kill_pid, r->name);
-            clrtoeol();
-            refresh();
-            cbreak();
-            int ans = getch();
-            halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
+            cu_printw(*cu.lines - 1, 0, "kill %u (%s)? y/n ", r->kill_pid, r->name);
+            cu.wclrtoeol(*cu.scr);
+            cu.wrefresh(*cu.scr);
+            cu.cbreak();
+            int ans = cu.wgetch(*cu.scr);
+            cu.halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
             if (ans == 'y' || ans == 'Y')
                 snprintf(status, sizeof status, "%s",
                          kill((pid_t)r->kill_pid, SIGTERM) ? strerror(errno) : "sent SIGTERM");
@@ -200,7 +297,7 @@ static int live(double interval, long count)
                 snprintf(status, sizeof status, "not killed");
         }
     }
-    endwin();
+    cu.endwin();
     return EXIT_YES;
 }
 
@@ -232,5 +329,10 @@ int cmd_top(int argc, char **argv)
     signal(SIGTERM, on_signal);
     if (force_plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
         return plain(interval, count);
+    char why[256];
+    if (!curses_load(why, sizeof why)) {
+        fprintf(stderr, "vramfit: top: %s: plain output instead\n", why);
+        return plain(interval, count);
+    }
     return live(interval, count);
 }

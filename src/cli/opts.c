@@ -144,3 +144,30 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned vfcmd, struc
         return cli_usage(cmd, "which model? (a catalog id such as llama-3.1-8b)");
     return 0;
 }
+
+int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, struct cli_answer *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc = cli_parse_opts(cmd, argc, argv, vfcmd, &r->o);
+    if (rc)
+        return rc;
+    if (r->o.help)
+        return cli_print(cli_help_text(cmd));
+    if (!(r->cat = cli_catalog(r->o.data_dir)))
+        return EXIT_ERR;
+    r->a = vf_arena_open(0);
+    r->ans = r->a ? vf_arena_alloc(r->a, sizeof *r->ans) : NULL;
+    if (!r->ans) {
+        cli_error("out of memory");
+        return EXIT_ERR;
+    }
+    return -1;
+}
+
+void cli_answer_end(struct cli_answer *r)
+{
+    vf_arena_close(r->a);
+    vf_catalog_close(r->cat);
+    r->a = NULL;
+    r->cat = NULL;
+}

@@ -130,6 +130,43 @@ enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struc
 
 /* ---------------------------------------------------------------- fit */
 
+/*
+ * What one call of vf_fit or vf_pick remembers (issue 15). The solver estimates the same
+ * model dozens of times with only the context, users or cards changed; the weight bytes of
+ * each storage (F-W-01, a pass over every tensor group, and per layer for llama.cpp) are
+ * the same each time. The solver copies the model, points the copy's `memo` at one of these
+ * and passes the copy to the estimators; vf_model_weight_bytes and
+ * vf_model_layer_weight_bytes (model/quant.c) answer from it when asked about that very copy
+ * (`owner`): a model an estimator derives from it is another object and is computed as
+ * before. It lives on the caller's stack for the one call: nothing is shared between the
+ * server's threads. The counters are read by tests/unit/t_solve.c.
+ */
+#define VF__MEMO_QUANTS 8
+struct vf__memo_weights {
+    struct vf_quant q; /* the storage; kind VF_QK_NATIVE stands for every native spelling */
+    bool has_total;
+    uint64_t total;  /* vf_model_weight_bytes(owner, q) */
+    uint64_t *layer; /* vf_model_layer_weight_bytes(owner, q, l) at [l + 1], or NULL */
+    size_t n_layer;  /* entries of layer: the groups' largest layer + 2 */
+};
+struct vf__memo {
+    const struct vf_model *owner;
+    struct vf_arena *a; /* where `layer` arrays live; must outlive the memo's use */
+    struct vf__memo_weights w[VF__MEMO_QUANTS];
+    size_t n_w;
+    uint64_t n_estimates;   /* estimates the solver ran with this memo (fit.c, pick.c) */
+    uint64_t n_weight_sums; /* weight sums computed: once per storage (and once per-layer) */
+};
+/* Points m (the solver's own copy) at memo, empty, with its arrays in arena a. */
+static inline void vf__memo_attach(struct vf__memo *memo, struct vf_arena *a, struct vf_model *m)
+{
+    *memo = (struct vf__memo){.owner = m, .a = a};
+    m->memo = memo;
+}
+/* The memo's slot for storage q when m is the memo's owner (NULL: compute as usual; also when
+ * all VF__MEMO_QUANTS slots are taken). */
+struct vf__memo_weights *vf__memo_weights(const struct vf_model *m, const struct vf_quant *q);
+
 /* vf_fit() that also returns the estimate on `count` cards, and solves the largest
  * context and users only when `solve` (pick needs the solution only for short cards). */
 enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
@@ -213,9 +250,16 @@ size_t vf__model_type_counts(const struct vf_model *m, struct vf__type_count *ou
 enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t len,
                                    const char *origin, struct vf_model *m, struct vf_error *err);
 
+/* v with thousands separators, "27,840" (core/units.c: the one place numbers are printed). */
+char *vf__format_grouped(char *buf, size_t cap, uint64_t v);
+
+/* Where /proc and /sys are read from: VRAMFIT_SYSROOT (tests point it at a fixture tree), or
+ * "" for the machine's own. The one place that variable is read. */
+const char *vf__sysroot(void);
+
 /* ------------------------------------------------------------ string builder */
 
-/* Text grown in an arena (src/lib/sb.c): every renderer builds its output with it. A failed
+/* Text grown in an arena (src/lib/core/sb.c): every renderer builds its output with it. A failed
  * allocation sticks: vf__sb_done then returns NULL. */
 struct vf__sb {
     struct vf_arena *a;

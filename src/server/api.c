@@ -90,10 +90,9 @@ static void lib_error(const struct vf_error *err, struct srv_response *out)
     srv_error(out, status, code, "%s", err->msg[0] ? err->msg : vf_strerror(err->code));
 }
 
-/* A 200 answer with a copy of text (made in an arena that is about to close). */
-static void answer_copy(struct srv_response *out, const char *text, const char *type)
+/* A 200 answer with a malloc'ed body; 500 when it is NULL (out of memory). */
+static void answer(struct srv_response *out, char *body, const char *type)
 {
-    char *body = text ? strdup(text) : NULL;
     if (!body) {
         srv_error(out, 500, "internal", "out of memory");
         return;
@@ -103,6 +102,12 @@ static void answer_copy(struct srv_response *out, const char *text, const char *
     out->body = body;
     out->len = strlen(body);
     out->owned = true;
+}
+
+/* A 200 answer with a copy of text (made in an arena that is about to close). */
+static void answer_copy(struct srv_response *out, const char *text, const char *type)
+{
+    answer(out, text ? strdup(text) : NULL, type);
 }
 
 /* One option from the request: the model is checked (catalog or hub ids only), the rest goes
@@ -381,20 +386,6 @@ static void asset(const char *path, struct srv_response *out)
         return;
     }
     srv_error(out, 404, "not_found", "no page '%.200s'", path);
-}
-
-/* A 200 answer with a malloc'ed body; 500 when it is NULL (out of memory). */
-static void answer(struct srv_response *out, char *body, const char *type)
-{
-    if (!body) {
-        srv_error(out, 500, "internal", "out of memory");
-        return;
-    }
-    out->status = 200;
-    out->type = type;
-    out->body = body;
-    out->len = strlen(body);
-    out->owned = true;
 }
 
 void srv_route(const struct srv_request *rq, struct srv_response *out)

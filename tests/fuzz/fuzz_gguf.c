@@ -4,7 +4,7 @@
  * small arena so that an allocation driven by a claimed size shows up as a failure to read,
  * never as memory growth. Seeds: tests/fuzz/corpus/gguf/ (written by tests/helpers/mkgguf.c).
  */
-#include "read_gguf.h"
+#include "read/read_gguf.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * download), then the merge of what it read into a model built from the catalog's
  * llama-3.2-1b config (hostile names, layers and sizes against real tensor groups).
  */
-#include "read_safetensors.h"
+#include "read/read_safetensors.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * mksafetensors.c - a tiny safetensors writer for tests and fuzz seeds: an 8-byte length,
  * a JSON header padded with spaces to 8 bytes (as the reference writer pads it), then zero
  * data (a sparse file on disk). It has its own dtype table so that the writer and the reader
- * (src/lib/read_safetensors.c) cannot share one mistake. Sharded folders get a
+ * (src/lib/read/read_safetensors.c) cannot share one mistake. Sharded folders get a
  * model.safetensors.index.json; raw variants write any length prefix and header text, for
  * malformed files. Tests #include this file; `cc -DMKSAFETENSORS_MAIN` builds a program
  * that writes the fuzz seeds: mksafetensors DIR.

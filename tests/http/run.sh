@@ -151,7 +151,13 @@ lines=$(grep -c '^GET /api/v1/estimate?model=llama-3.1-8b&ctx=8k' "$dir/log")
 port=${url#http://127.0.0.1:}
 port=${port%/}
 load=$(dirname "$bin")/tests/httpload
-if [ -x "$load" ]; then
+skipped=0
+if nm "$srv" 2>/dev/null | grep -q __asan_init; then
+    # AddressSanitizer keeps freed memory in quarantine: RSS grows by design, and the leak is
+    # LeakSanitizer's to find in this build
+    skipped=$(grep -c '^check ' tests/http/rss.sh)
+    echo "# SKIP http rss: $skipped endpoints (AddressSanitizer's quarantine grows RSS by design)"
+elif [ -x "$load" ]; then
     sh tests/http/rss.sh "$port" "$pid" "$load" >"$dir/rss"
     cat "$dir/rss"
     passed=$((passed + $(grep -c '^ok ' "$dir/rss")))
@@ -165,5 +171,9 @@ wait "$pid"
 rc=$?
 pid=
 [ "$rc" = 0 ] && grep -q 'SIGTERM, stopping' "$dir/log" && ok "SIGTERM stops it cleanly" || bad "SIGTERM" "exit $rc"
-echo "http: $passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "http: $passed passed, $failed failed, $skipped skipped"
+else
+    echo "http: $passed passed, $failed failed"
+fi
 [ "$failed" = 0 ]

@@ -1,6 +1,6 @@
 /*
  * t_diffusion.c - the pipeline reader (data/pipelines/NAME.json) and the ComfyUI engine
- * (F-DIF-01..09, docs/FORMULAS-diffusion.md): the guide's Flux and T5-XXL sizes, token
+ * (F-DIF-01..09, docs/FORMULAS.md): the guide's Flux and T5-XXL sizes, token
  * counts, phases and peak, tiled VAE decode, one-GPU splitting and hostile pipeline
  * files. Every expected number is derived in a comment with its formula ID.
  */

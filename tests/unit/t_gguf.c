@@ -9,7 +9,7 @@
  */
 #include "th.h"
 
-#include "read_gguf.h"
+#include "read/read_gguf.h"
 
 #include "../helpers/mkgguf.c"
 

@@ -8,7 +8,7 @@
  */
 #include "th.h"
 
-#include "hub.h"
+#include "read/hub.h"
 
 #include "../helpers/hubserver.c"
 

@@ -1,6 +1,6 @@
 /*
  * t_llamacpp.c - the llama.cpp estimator (est_llamacpp.c): buffers per device against the
- * closed forms of docs/FORMULAS-llamacpp.md (F-LCPP-nn), numbers derived in comments.
+ * closed forms of docs/FORMULAS.md (F-LCPP-nn), numbers derived in comments.
  */
 #include "th.h"
 

@@ -5,7 +5,7 @@
  */
 #include "th.h"
 
-#include "oom.h"
+#include "oom/oom.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * t_options.c - the option table and vf_workload_set (src/lib/options.c): every kind parses
+ * t_options.c - the option table and vf_workload_set (src/lib/engine/options.c): every kind parses
  * and refuses what it must, every spelling reaches the same field, the HTTP spelling (no
  * dashes, '_' = '-') matches, engine flags select their engine or name it, values cannot
  * turn into a model or a flag, the cross-option rules of vf_workload_finish, suggestions,

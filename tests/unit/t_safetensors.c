@@ -7,7 +7,7 @@
  */
 #include "th.h"
 
-#include "read_safetensors.h"
+#include "read/read_safetensors.h"
 
 #include "../helpers/mksafetensors.c"
 

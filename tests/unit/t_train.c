@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "est_train.h"
+#include "engine/est_train.h"
 #include "internal.h"
 
 /* weights + gradients + optimizer states + master copy on one GPU */

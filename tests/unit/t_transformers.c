@@ -4,7 +4,7 @@
  * logits of the whole prompt vs logits_to_keep=1, eager attention's score matrix, the static
  * cache, the decode-phase peak, bitsandbytes weights, accelerate's device_map="auto" split of
  * Llama 3.1 70B over two H100s, the fixes and the flags' errors. Every expected number is
- * derived in a comment with its formula ID (docs/FORMULAS-transformers.md).
+ * derived in a comment with its formula ID (docs/FORMULAS.md).
  */
 #include "th.h"
 

@@ -1,5 +1,5 @@
 /*
- * t_vllm.c - the vLLM 0.11.0 estimator (F-VLLM-01..12, docs/FORMULAS-vllm.md): every expected
+ * t_vllm.c - the vLLM 0.11.0 estimator (F-VLLM-01..12, docs/FORMULAS.md): every expected
  * number derived in a comment, and the accuracy table against the vLLM rows of
  * shared/reference/measured-public.jsonl (printed; the targets reached are asserted).
  */

@@ -1,0 +1,312 @@
+/*
+ * answer.c - the questions vramfit answers, as library calls: estimate, pick, explain and the
+ * catalog search, each from a struct vf_workload that vf_workload_set filled. The CLI and the
+ * HTTP server call these and the renderers; neither repeats the steps in between (the model,
+ * its task and default engine, the card, the estimate, the fit).
+ */
+#include "internal.h"
+#include "engine/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* -------------------------------------------------------------------- cards */
+
+/* The catalog card whose id, without dashes, appears in a device name such as
+ * "NVIDIA GeForce RTX 4090"; the longest match wins. */
+static const struct vf_gpu_spec *card_from_name(const struct vf_catalog *c, const char *name)
+{
+    char dev[128];
+    size_t n = 0;
+    for (const char *s = name; *s && n + 1 < sizeof dev; s++)
+        if ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))
+            dev[n++] = *s;
+        else if (*s >= 'A' && *s <= 'Z')
+            dev[n++] = (char)(*s - 'A' + 'a');
+    dev[n] = 0;
+    const struct vf_gpu_spec *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < c->n_gpus; i++) {
+        char id[64];
+        size_t k = 0;
+        for (const char *s = c->gpus[i].id; *s && k + 1 < sizeof id; s++)
+            if (*s != '-')
+                id[k++] = *s;
+        id[k] = 0;
+        if (k > best_len && strstr(dev, id)) {
+            best = &c->gpus[i];
+            best_len = k;
+        }
+    }
+    return best;
+}
+
+/* --gpu local: the detected cards, each less what other processes use now. */
+static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bool count_given,
+                              struct vf_card *out, struct vf_error *err)
+{
+    struct vf_gpu_snapshot snap;
+    enum vf_err rc = vf_gpu_snapshot(a, &snap, err);
+    if (rc)
+        return rc;
+    if (!count_given)
+        out->count = (uint32_t)snap.n_devs;
+    if (out->count > snap.n_devs)
+        return vf__errf(err, VF_EUSAGE, "--gpu local: %u GPUs asked, %zu found", out->count,
+                        snap.n_devs);
+    /* the smallest free budget over the cards used */
+    uint64_t budget = UINT64_MAX;
+    for (uint32_t i = 0; i < out->count; i++) {
+        const struct vf_gpu_dev *g = &snap.devs[i];
+        const struct vf_gpu_spec *spec = card_from_name(c, g->name);
+        uint64_t reserve =
+            spec && spec->smi_bytes != VF_UNKNOWN && spec->smi_bytes > spec->usable_bytes
+                ? spec->smi_bytes - spec->usable_bytes
+                : VF_RT_DRIVER_RESERVE_BYTES;
+        uint64_t usable = g->total_bytes > reserve ? g->total_bytes - reserve : 0;
+        uint64_t free_now = usable > g->used_bytes ? usable - g->used_bytes : 0;
+        if (free_now < budget)
+            budget = free_now;
+    }
+    out->usable_bytes = budget;
+    out->name = vf_arena_printf(a, "local GPU%s", out->count > 1 ? "s" : "");
+    out->label = vf_arena_printf(a, "%s (free now)", snap.devs[0].name);
+    out->note = "local: CUDA's total less what other processes use now";
+    return out->name && out->label ? VF_OK : vf__errf(err, VF_ENOMEM, "out of memory");
+}
+
+enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                            uint32_t gpus, struct vf_card *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->count = gpus ? gpus : 1;
+    char *name = vf_arena_strdup(a, ref);
+    if (!name)
+        return vf__errf(err, VF_ENOMEM, "out of memory");
+    char *colon = strrchr(name, ':');
+    if (colon) {
+        uint64_t n;
+        struct vf_error e = {0};
+        if (vf_parse_count(colon + 1, &n, &e) || n == 0 || n > 4096)
+            return vf__errf(err, VF_EUSAGE, "--gpu %s: the count after ':' must be 1 to 4096", ref);
+        if (gpus && gpus != n)
+            return vf__errf(err, VF_EUSAGE, "--gpu %s and --gpus %u disagree", ref, gpus);
+        *colon = 0;
+        out->count = (uint32_t)n;
+    }
+    if (!strcmp(name, "local"))
+        return card_local(a, c, gpus || colon, out, err);
+    /* a catalog card first ("4090" is a card), then a size with its unit ("23.65GiB") */
+    const struct vf_gpu_spec *g = vf_catalog_gpu(c, name);
+    uint64_t bytes;
+    struct vf_error e = {0};
+    if (!g && strpbrk(name, "KkMmGgTtBb") && !vf_parse_bytes(name, &bytes, &e)) {
+        if (bytes < (64ULL << 20))
+            return vf__errf(err, VF_EUSAGE, "--gpu %s: a card of less than 64 MiB?", ref);
+        out->name = name;
+        out->label = name;
+        out->usable_bytes = bytes;
+        return VF_OK;
+    }
+    if (!g) {
+        const struct vf_gpu_spec *near[8];
+        size_t n = vf_catalog_gpu_suggest(c, name, near, 8);
+        char list[512] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     near[i]->id);
+        if (n)
+            return vf__errf(err, VF_EINVAL, "ambiguous card '%s': %s", name, list);
+        return vf__errf(err, VF_EINVAL,
+                        "unknown card '%s' (a catalog id such as rtx-4090, 'vramfit catalog "
+                        "gpus' lists them; or a size such as 23.65GiB or 24GB; or 'local')",
+                        name);
+    }
+    out->name = g->id;
+    out->label = g->name;
+    out->usable_bytes = g->usable_bytes;
+    return VF_OK;
+}
+
+/* ------------------------------------------------------------------ answers */
+
+/* The model, its task unless --task said one, and the engine its format implies. */
+static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
+                                 struct vf_workload *w, struct vf_model *m, struct vf_error *err)
+{
+    if (!w->model || !*w->model)
+        return vf__errf(err, VF_EUSAGE, "which model? (a catalog id such as llama-3.1-8b)");
+    enum vf_err rc = vf_model_resolve(a, c, w->model, m, err);
+    if (rc)
+        return rc;
+    if (!w->task_set)
+        w->task = m->task;
+    /* DESIGN section 8: a GGUF file runs on llama.cpp unless --engine says otherwise */
+    if (!w->engine && w->task == VF_TASK_INFER && m->n_tensors && m->tensors &&
+        m->tensors[0].ggml_type >= 0 && vf_engine_find("llama.cpp"))
+        w->engine = "llama.cpp";
+    return VF_OK;
+}
+
+/* What the answer decided from the options' spellings, as assumptions (after the engine's). */
+static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
+                              struct vf_estimate *e, struct vf_error *err)
+{
+    if (w->engine_by)
+        vf__assume(a, e, "engine %s: selected by its own flag %s", w->engine, w->engine_by);
+    if (w->llamacpp_total_ctx)
+        vf__assume(a, e,
+                   "context %llu tokens per sequence: llama.cpp's -c %llu is shared by %llu "
+                   "slots (-np)",
+                   (unsigned long long)w->ctx_tokens, (unsigned long long)w->llamacpp_total_ctx,
+                   (unsigned long long)(w->users ? w->users : 1));
+    if (e->incomplete)
+        return vf__errf(err, VF_ELIMIT, "estimate of '%s': %s", e->model.id ? e->model.id : "?",
+                        e->incomplete);
+    return VF_OK;
+}
+
+enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
+                               struct vf_workload *w, struct vf_answer *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    enum vf_err rc = resolve_model(a, c, w, &out->model, err);
+    if (rc)
+        return rc;
+    if (w->gpu) {
+        if ((rc = vf_card_resolve(a, c, w->gpu, w->gpus_asked, &out->card, err)))
+            return rc;
+        w->gpus = out->card.count;
+        w->usable_bytes = out->card.usable_bytes;
+        out->has_fit = true;
+    } else if (w->gpus_asked) {
+        w->gpus = w->gpus_asked;
+    }
+    if ((rc = vf_estimate(a, &out->model, w, &out->est, err)))
+        return rc;
+    if ((rc = note_flags(a, w, &out->est, err)))
+        return rc;
+    if (out->has_fit && (rc = vf_fit(a, &out->model, w, out->card.name, out->card.usable_bytes,
+                                     out->card.count, &out->fit, err)))
+        return rc;
+    out->yes = !out->has_fit || out->fit.fits;
+    return VF_OK;
+}
+
+enum vf_err vf_answer_pick(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
+                           struct vf_answer *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    w->gpus = w->gpus_asked;
+    enum vf_err rc = resolve_model(a, c, w, &out->model, err);
+    if (!rc)
+        rc = vf_estimate(a, &out->model, w, &out->est, err);
+    if (!rc)
+        rc = vf_pick(a, c, &out->model, w, &w->pick, &out->pick, err);
+    if (!rc)
+        rc = note_flags(a, w, &out->est, err);
+    out->yes = !rc && (out->pick.n_rows || out->pick.n_other || out->pick.n_unpriced);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ explain */
+
+/* 1 MiB reads: the scanner holds lines across feeds, so the chunk size is free. */
+#define EXPLAIN_CHUNK ((size_t)1 << 20)
+
+enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
+                              enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
+                                                  struct vf_error *err),
+                              void *ud, struct vf_explain *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (w->gpus_asked)
+        w->gpus = w->gpus_asked;
+    struct vf_oom_scan *scan = NULL;
+    enum vf_err rc = vf_oom_scan_open(a, &scan, err);
+    char *buf = rc ? NULL : vf__malloc(EXPLAIN_CHUNK);
+    if (!rc && !buf)
+        rc = vf__errf(err, VF_ENOMEM, "out of memory");
+    size_t got;
+    while (!rc && !(rc = read(ud, buf, EXPLAIN_CHUNK, &got, err)) && got)
+        rc = vf_oom_scan_feed(scan, buf, got, err);
+    vf__free(buf);
+    if (rc)
+        return rc;
+    const struct vf_oom_event *events = NULL;
+    const struct vf_oom_context *ctx = NULL;
+    size_t n_kept = 0;
+    uint64_t n_total = 0;
+    if ((rc = vf_oom_scan_finish(scan, &events, &n_kept, &n_total, &ctx, err)))
+        return rc;
+    struct vf_oom_context *c2 = vf_arena_alloc(a, sizeof *c2);
+    if (!c2)
+        return vf__errf(err, VF_ENOMEM, "out of memory");
+    memset(c2, 0, sizeof *c2);
+    if (ctx)
+        *c2 = *ctx;
+    else
+        c2->ctx_tokens = c2->batch = c2->first_step = c2->last_step = VF_UNKNOWN;
+    if (w->model)
+        c2->model = w->model;
+    struct vf_explain_opts eo = {.tool = w->tool, .catalog = c, .workload = w};
+    return vf_explain(a, events, n_kept, n_total, c2, &eo, out, err);
+}
+
+struct mem_source {
+    const char *p;
+    size_t left;
+};
+
+static enum vf_err mem_read(void *ud, char *buf, size_t cap, size_t *got, struct vf_error *err)
+{
+    (void)err;
+    struct mem_source *m = ud;
+    *got = m->left < cap ? m->left : cap;
+    memcpy(buf, m->p, *got);
+    m->p += *got;
+    m->left -= *got;
+    return VF_OK;
+}
+
+enum vf_err vf_answer_explain_text(struct vf_arena *a, const struct vf_catalog *c,
+                                   struct vf_workload *w, const char *text, size_t len,
+                                   struct vf_explain *out, struct vf_error *err)
+{
+    struct mem_source m = {text ? text : "", text ? len : 0};
+    return vf_answer_explain(a, c, w, mem_read, &m, out, err);
+}
+
+/* ------------------------------------------------------------------ catalog */
+
+/* Case-insensitive substring test; NULL haystacks never match. */
+static bool contains(const char *hay, const char *needle)
+{
+    if (!hay)
+        return false;
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (!strncasecmp(p, needle, n))
+            return true;
+    return !n;
+}
+
+enum vf_err vf_catalog_search(struct vf_arena *a, const struct vf_catalog *c, const char *q,
+                              struct vf_catalog *view, struct vf_error *err)
+{
+    *view = *c;
+    if (!q)
+        return VF_OK;
+    struct vf_catalog_model *hits = vf_arena_alloc(a, (c->n_models + 1) * sizeof *hits);
+    if (!hits)
+        return vf__errf(err, VF_ENOMEM, "out of memory");
+    view->n_models = 0;
+    for (size_t i = 0; i < c->n_models; i++)
+        if (contains(c->models[i].id, q) || contains(c->models[i].alias, q) ||
+            contains(c->models[i].name, q))
+            hits[view->n_models++] = c->models[i];
+    view->models = hits;
+    return VF_OK;
+}

@@ -1,0 +1,92 @@
+/*
+ * util.c - small shared helpers: case-insensitive comparison, edit distance for
+ * "did you mean", and reading a whole file with a size limit.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int vf__strcasecmp(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int ca = tolower((unsigned char)*a), cb = tolower((unsigned char)*b);
+        if (ca != cb || !ca)
+            return ca - cb;
+    }
+}
+
+unsigned vf__edit_distance(const char *a, const char *b)
+{
+    enum { MAXL = 96 };
+    unsigned row[MAXL + 1];
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MAXL)
+        la = MAXL;
+    if (lb > MAXL)
+        lb = MAXL;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            unsigned best = diag + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] > 255 ? 255 : row[lb];
+}
+
+enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
+                          size_t *len, struct vf_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
+                        strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return vf__errf(err, VF_EIO, "cannot read '%s': not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > limit) {
+        fclose(f);
+        return vf__errf(err, VF_ELIMIT, "cannot read '%s': %lld bytes is over the limit of %zu",
+                        path, (long long)st.st_size, limit);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = vf_arena_alloc(a, n + 1);
+    if (!buf) {
+        fclose(f);
+        return vf__errf(err, VF_ENOMEM, "cannot read '%s': out of memory", path);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != n)
+        return vf__errf(err, VF_EIO, "cannot read '%s': short read (%zu of %zu bytes)", path, got,
+                        n);
+    buf[n] = 0;
+    *out = buf;
+    if (len)
+        *len = n;
+    return VF_OK;
+}
+
+const char *vf__sysroot(void)
+{
+    const char *r = getenv("VRAMFIT_SYSROOT");
+    return r && *r ? r : "";
+}

@@ -1,0 +1,282 @@
+/*
+ * est_ollama.c - Ollama: llama.cpp's buffers (est_llamacpp.h) behind Ollama's planner:
+ * num_ctx by VRAM, num_parallel sequences sharing num_ctx x parallel, its flash-attention
+ * and KV-type settings, and the layer offload decision with the graph and minimum-memory
+ * reserves that decides the CPU/GPU split `ollama ps` prints. Formulas F-OLL-01..06 in
+ * docs/FORMULAS.md.
+ */
+#include "est_llamacpp.h"
+#include "engine/terms.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OLL_VERSION "0.12 (llm/memory.go planner, llama.cpp runner)"
+/* F-OLL-04: memory.go's MinimumMemory reserve per CUDA GPU */
+#define OLL_MIN_MEMORY (457ULL << 20)
+/* Ollama's runner batch (num_batch) */
+#define OLL_BATCH 512
+
+static bool oll_can_split(const struct vf_model *m, const struct vf_workload *w, uint32_t n,
+                          const char **why)
+{
+    return vf__engine_llamacpp.can_split(m, w, n, why);
+}
+
+static enum vf_err opt_u64(const struct vf_workload *w, const char *key, uint64_t *out,
+                           struct vf_error *err)
+{
+    const char *v = vf_engine_opt(&w->opts, key);
+    if (!v)
+        return VF_OK;
+    if (!strcmp(key, "OLLAMA_GPU_OVERHEAD")) {
+        if (vf_parse_bytes(v, out, NULL))
+            return vf__errf(err, VF_EINVAL, "ollama: %s '%s': expected bytes", key, v);
+        return VF_OK;
+    }
+    if (vf_parse_tokens(v, out, NULL) || !*out)
+        return vf__errf(err, VF_EINVAL, "ollama: %s '%s': expected a positive number", key, v);
+    return VF_OK;
+}
+
+/* F-OLL-01..05: the settings Ollama hands llama.cpp, before the offload decision. */
+struct oll_cfg {
+    struct vf_lcpp_cfg c;
+    uint64_t num_ctx, parallel, overhead;
+    bool ctx_default;
+};
+
+static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *w,
+                            struct oll_cfg *o, struct vf_error *err)
+{
+    enum vf_err rc;
+    memset(o, 0, sizeof *o);
+    o->parallel = w->users ? w->users : 1;
+    if ((rc = opt_u64(w, "OLLAMA_NUM_PARALLEL", &o->parallel, err)) ||
+        (rc = opt_u64(w, "num_parallel", &o->parallel, err)))
+        return rc;
+    if (o->parallel > VF_MAX_USERS)
+        return vf__errf(err, VF_ERANGE, "ollama: num_parallel over the limit");
+    /* F-OLL-01: num_ctx: the flag, else OLLAMA_CONTEXT_LENGTH, else by total VRAM
+     * (>= 47 GiB 262144, >= 23 GiB 32768, else 4096), capped at the model's context */
+    o->num_ctx = w->ctx_tokens;
+    if ((rc = opt_u64(w, "num_ctx", &o->num_ctx, err)))
+        return rc;
+    if (!o->num_ctx) {
+        if ((rc = opt_u64(w, "OLLAMA_CONTEXT_LENGTH", &o->num_ctx, err)))
+            return rc;
+    }
+    if (!o->num_ctx) {
+        uint64_t vram = w->usable_bytes && w->usable_bytes != VF_UNKNOWN
+                            ? vf__sat_mul(w->usable_bytes, w->gpus ? w->gpus : 1)
+                            : 0;
+        o->num_ctx = vram >= (47ULL << 30) ? 262144 : vram >= (23ULL << 30) ? 32768 : 4096;
+        if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN && o->num_ctx > m->max_ctx_tokens)
+            o->num_ctx = m->max_ctx_tokens;
+        o->ctx_default = true;
+    }
+    if (o->num_ctx > VF_MAX_CTX_TOKENS)
+        return vf__errf(err, VF_ERANGE, "ollama: num_ctx over the limit");
+    if ((rc = opt_u64(w, "OLLAMA_GPU_OVERHEAD", &o->overhead, err)))
+        return rc;
+
+    struct vf_lcpp_cfg *c = &o->c;
+    c->n_gpus = w->gpus ? w->gpus : 1;
+    c->n_seq = o->parallel;
+    c->n_ctx = o->num_ctx * o->parallel; /* F-OLL-02 */
+    c->n_batch = c->n_ubatch = OLL_BATCH;
+    c->q = vf__term_storage(w);
+    /* F-OLL-03: flash attention on unless OLLAMA_FLASH_ATTENTION says 0/false */
+    const char *fa = vf_engine_opt(&w->opts, "OLLAMA_FLASH_ATTENTION");
+    c->flash_attn = !(fa && (!strcmp(fa, "0") || !vf__strcasecmp(fa, "false")));
+    enum vf_dtype kv = w->kv_dtype == VF_DT_DEFAULT ? VF_DT_F16 : w->kv_dtype;
+    const char *kt = vf_engine_opt(&w->opts, "OLLAMA_KV_CACHE_TYPE");
+    if (kt && *kt && vf_kv_dtype_parse(kt, &kv, NULL))
+        return vf__errf(err, VF_EINVAL,
+                        "ollama: OLLAMA_KV_CACHE_TYPE '%s': expected f16, q8_0 or q4_0", kt);
+    /* a quantized cache needs flash attention: Ollama falls back to f16 */
+    uint32_t be, bb;
+    vf_dtype_block(kv, &be, &bb);
+    if (be > 1 && !c->flash_attn)
+        kv = VF_DT_F16;
+    c->tk = c->tv = kv;
+    c->ngl = (int64_t)m->n_layers + 1;
+    return VF_OK;
+}
+
+/* F-OLL-04: the layers Ollama offloads: from the last layer down, while the GPU keeps
+ * OLLAMA_GPU_OVERHEAD + 457 MiB + the graph + the CUDA context free; the output layer
+ * only when every layer fits. */
+static int64_t offload_layers(const struct vf_model *m, const struct oll_cfg *o, uint64_t usable)
+{
+    struct vf_lcpp_cfg c = o->c;
+    for (int64_t n = (int64_t)m->n_layers + 1; n > 0; n--) {
+        c.ngl = n;
+        struct vf_lcpp_plan p;
+        if (vf__lcpp_plan(m, &c, &p, NULL))
+            return 0;
+        uint64_t need =
+            vf__sat_add(vf__lcpp_gpu_peak(&c, &p), vf__sat_add(o->overhead, OLL_MIN_MEMORY));
+        if (need <= usable)
+            return n;
+    }
+    return 0;
+}
+
+/* The assumptions of the settings Ollama hands llama.cpp (F-OLL-01..03). */
+static void oll_assume(struct vf_arena *a, const struct oll_cfg *o, struct vf_estimate *e)
+{
+    vf__assume(a, e, "engine ollama %s: llama.cpp's buffers with Ollama's planner (F-OLL-01..06)",
+               OLL_VERSION);
+    vf__assume(a, e, "num_ctx %llu%s, num_parallel %llu: llama.cpp -c %llu",
+               (unsigned long long)o->num_ctx,
+               o->ctx_default ? " (Ollama's default for this much VRAM)" : "",
+               (unsigned long long)o->parallel, (unsigned long long)o->c.n_ctx);
+    vf__assume(a, e,
+               "flash attention %s, KV cache %s (OLLAMA_FLASH_ATTENTION, "
+               "OLLAMA_KV_CACHE_TYPE)",
+               o->c.flash_attn ? "on" : "off", vf_dtype_name(o->c.tk));
+}
+
+/* F-OLL-04: the total is memory.required.full: what 100 % GPU needs, so that a fit means
+ * every layer on the GPU (the components show the split Ollama would make), with Ollama's
+ * reserves kept free. Errors as vf__lcpp_plan. */
+static enum vf_err oll_total(const struct vf_model *m, const struct oll_cfg *o, struct vf_arena *a,
+                             struct vf_estimate *e, struct vf_error *err)
+{
+    char b1[32], b2[32], b3[32];
+    struct vf_lcpp_cfg full = o->c;
+    struct vf_lcpp_plan pf;
+    full.ngl = (int64_t)m->n_layers + 1;
+    enum vf_err rc = vf__lcpp_plan(m, &full, &pf, err);
+    if (rc)
+        return rc;
+    e->total_bytes =
+        vf__sat_add(vf__lcpp_gpu_peak(&full, &pf), vf__sat_add(o->overhead, OLL_MIN_MEMORY));
+    vf__assume(a, e, "per GPU: %s CUDA context + %s minimum + %s OLLAMA_GPU_OVERHEAD kept free",
+               vf_format_bytes(b1, sizeof b1, VF_LCPP_CUDA_OVERHEAD, VF_FMT_IEC),
+               vf_format_bytes(b2, sizeof b2, OLL_MIN_MEMORY, VF_FMT_IEC),
+               vf_format_bytes(b3, sizeof b3, o->overhead, VF_FMT_IEC));
+    return VF_OK;
+}
+
+/* F-OLL-05: `ollama ps` PROCESSOR: the share of the model's memory on the GPU, with the
+ * engine results (JSON "ollama") and the lines Ollama logs. `host` is the plan's host bytes. */
+static void oll_results(struct vf_arena *a, const struct vf_model *m, const struct oll_cfg *o,
+                        const struct vf_lcpp_plan *p, uint64_t host, struct vf_estimate *e)
+{
+    uint64_t gpu_part = 0;
+    for (uint32_t g = 0; g < o->c.n_gpus; g++)
+        gpu_part =
+            vf__sat_add(gpu_part, vf__sat_add(vf__sat_add(p->model[g], p->kv[g]), p->compute[g]));
+    uint64_t cpu_part = vf__sat_add(vf__sat_add(p->host_model, p->host_kv), 0);
+    uint64_t all = vf__sat_add(gpu_part, cpu_part);
+    unsigned gpu_pct = all ? (unsigned)((gpu_part * 100.0) / (double)all + 0.5) : 0;
+    const char *processor = gpu_pct >= 100 || o->c.ngl > (int64_t)m->n_layers ? "100% GPU"
+                            : gpu_pct == 0
+                                ? "100% CPU"
+                                : vf_arena_printf(a, "%u%%/%u%% CPU/GPU", 100 - gpu_pct, gpu_pct);
+    e->extra_name = "ollama";
+    vf__extra_u64(e, "num_ctx", o->num_ctx);
+    vf__extra_u64(e, "num_parallel", o->parallel);
+    vf__extra_u64(e, "layers_model", (uint64_t)m->n_layers + 1);
+    vf__extra_u64(e, "layers_offload", (uint64_t)o->c.ngl);
+    vf__extra_bool(e, "flash_attn", o->c.flash_attn);
+    vf__extra_u64(
+        e, "gpu_bytes_used",
+        vf__sat_add(vf__lcpp_gpu_peak(&o->c, p), vf__sat_add(o->overhead, OLL_MIN_MEMORY)));
+    vf__extra_u64(e, "kv_bytes", vf__sat_add(host == VF_UNKNOWN ? 0 : p->host_kv, p->kv[0]));
+    vf__extra_text(e, "processor", processor);
+    vf__line(a, e, "offload: layers.model=%u layers.offload=%lld", m->n_layers + 1,
+             (long long)o->c.ngl);
+    vf__line(a, e, "ollama ps: PROCESSOR %s, CONTEXT %llu", processor,
+             (unsigned long long)o->num_ctx);
+}
+
+/* F-OLL-06: the largest num_ctx that keeps every layer on a card of `usable` bytes, and the
+ * 8-bit KV cache. */
+static void oll_fixes(struct vf_arena *a, const struct vf_model *m, const struct oll_cfg *o,
+                      uint64_t usable, struct vf_estimate *e)
+{
+    uint64_t lo = 0,
+             hi = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN ? m->max_ctx_tokens : 131072;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        struct oll_cfg t = *o;
+        t.c.n_ctx = mid * o->parallel;
+        t.c.ngl = (int64_t)m->n_layers + 1;
+        if (offload_layers(m, &t, usable) > (int64_t)m->n_layers)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo)
+        vf__fix(a, e,
+                "num_ctx %llu (OLLAMA_CONTEXT_LENGTH=%llu): the largest context that "
+                "stays 100%% GPU",
+                (unsigned long long)lo, (unsigned long long)lo);
+    else
+        vf__fix(a, e, "no num_ctx keeps every layer on the GPU: a smaller quant or card");
+    if (o->c.tk == VF_DT_F16)
+        vf__fix(a, e,
+                "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0: halves the KV "
+                "cache");
+}
+
+static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
+                                const struct vf_workload *w, struct vf_estimate *e,
+                                struct vf_error *err)
+{
+    struct oll_cfg o;
+    struct vf_lcpp_plan p;
+    enum vf_err rc;
+    if (m->task != VF_TASK_INFER || m->pipeline)
+        return vf__errf(err, VF_EUNSUPPORTED, "ollama estimates LLM inference only");
+    if ((rc = read_cfg(m, w, &o, err)) ||
+        (rc = vf__term_check_split(m, w, &vf__engine_ollama, o.c.n_gpus, false, err)))
+        return rc;
+    bool card = w->usable_bytes && w->usable_bytes != VF_UNKNOWN;
+    if (card)
+        o.c.ngl = offload_layers(m, &o, w->usable_bytes);
+    if ((rc = vf__lcpp_plan(m, &o.c, &p, err)))
+        return rc;
+
+    vf__term_begin(m, &vf__engine_ollama, e);
+    e->gpus = o.c.n_gpus;
+    e->users = o.parallel;
+    e->ctx_tokens = o.num_ctx;
+    if ((rc = vf__term_weights(m, o.c.q, e, err)))
+        return rc;
+    vf__term_kv_per_token(m, o.c.tk, e);
+    oll_assume(a, &o, e);
+    e->host_bytes = vf__lcpp_components(
+        e, &o.c, &p, vf__sat_add(VF_LCPP_CUDA_OVERHEAD, vf__sat_add(o.overhead, OLL_MIN_MEMORY)),
+        "CUDA context + Ollama's reserves");
+    if ((rc = oll_total(m, &o, a, e, err)))
+        return rc;
+    oll_results(a, m, &o, &p, e->host_bytes, e);
+    if (card)
+        oll_fixes(a, m, &o, w->usable_bytes, e);
+    return VF_OK;
+}
+
+static const struct vf_engine_flag oll_flags[] = {
+    {"num_ctx", NULL, true, "context tokens per sequence (default by VRAM: 4k/32k/256k)"},
+    {"num_parallel", NULL, true, "sequences served at once (num_ctx x num_parallel cells)"},
+    {"OLLAMA_NUM_PARALLEL", NULL, true, "as num_parallel"},
+    {"OLLAMA_FLASH_ATTENTION", NULL, true, "1 (default) or 0"},
+    {"OLLAMA_KV_CACHE_TYPE", NULL, true, "f16 (default), q8_0 or q4_0 (needs flash attention)"},
+    {"OLLAMA_CONTEXT_LENGTH", NULL, true, "default num_ctx"},
+    {"OLLAMA_GPU_OVERHEAD", NULL, true, "bytes kept free per GPU"},
+    {NULL, NULL, false, NULL},
+};
+
+const struct vf_engine vf__engine_ollama = {
+    .name = "ollama",
+    .version = OLL_VERSION,
+    .tasks = 1u << VF_TASK_INFER,
+    .can_split = oll_can_split,
+    .estimate = oll_estimate,
+    .flags = oll_flags,
+};

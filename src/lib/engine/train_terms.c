@@ -1,0 +1,92 @@
+/*
+ * train_terms.c - the term functions the two training engines share (est_train.c for
+ * language models, est_train_diffusion.c for denoisers): the knobs they read alike, the bytes
+ * per trained parameter and the sharding of the model states, the estimate's header, the
+ * activations under full recomputation, the runtime overhead and the total. Formulas
+ * F-TRAIN-nn in docs/FORMULAS.md ("Training").
+ */
+#include "est_train.h"
+#include "engine/runtime.h"
+#include "engine/terms.h"
+
+#include <string.h>
+
+void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r)
+{
+    const struct vf_train_opts *t = &w->train;
+    memset(r, 0, sizeof *r);
+    r->method = t->method;
+    r->opt = t->optimizer;
+    r->prec = t->precision;
+    r->gc = t->grad_checkpointing;
+    r->acct = t->accounting;
+    r->accum = t->grad_accum ? t->grad_accum : 1;
+    r->rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
+    r->n = w->gpus ? w->gpus : 1;
+    r->u = r->prec == VF_PREC_FP32 ? 4 : 2; /* F-TRAIN-11 */
+    r->fa = !t->no_flash_attn;
+    r->offload = t->offload;
+}
+
+void vf__train_states_of(const struct vf__train_run *r, bool whole, struct vf__train_states_in *in)
+{
+    bool pure = r->prec == VF_PREC_PURE_BF16, fp32 = r->prec == VF_PREC_FP32;
+    bool ds = r->acct == VF_ACCT_DEEPSPEED;
+    /* F-TRAIN-03/13: sharded by the stage over the group, offloaded as asked */
+    *in = (struct vf__train_states_in){.stage = r->zero, .n_gpus = r->n, .group = r->group};
+    in->offload = r->offload;
+    in->accounting = r->acct;
+    in->zero_init = true; /* Hugging Face's default under ZeRO-3 */
+    if (whole) {
+        /* F-TRAIN-01/11/12: 16-bit weights (fp32 with --precision fp32), gradients alike but
+         * fp32 in DeepSpeed's accounting unless pure bf16, an fp32 master copy under mixed
+         * precision */
+        in->w_bytes = fp32 ? 4 : 2;
+        in->g_bytes = fp32 || (ds && !pure) ? 4 : 2;
+        in->master_bytes = fp32 || pure ? 0 : 4;
+    } else {
+        /* F-TRAIN-04: PEFT keeps adapters and their gradients in fp32 (bf16 under pure bf16),
+         * no master copy */
+        in->w_bytes = in->g_bytes = pure ? 2 : 4;
+    }
+}
+
+const char *vf__train_shard_note(struct vf_arena *a, const struct vf__train_run *r)
+{
+    if (r->group > 1 && r->zero > 0)
+        return vf_arena_printf(a, ", sharded over %u GPUs (ZeRO-%u)", r->group, r->zero);
+    return "";
+}
+
+void vf__train_header(struct vf_estimate *e, const struct vf_model *m, const struct vf_workload *w,
+                      const struct vf__train_run *r, bool whole, uint64_t users, uint64_t ctx)
+{
+    e->model = *m;
+    e->engine = vf__engine_pytorch.name;
+    e->task = VF_TASK_TRAIN;
+    e->weights = r->base;
+    e->gpus = r->n;
+    e->ctx_tokens = ctx;
+    e->users = users;
+    e->train = w->train;
+    e->train.batch = (uint32_t)r->batch;
+    e->train.lora_rank = whole ? 0 : (uint32_t)r->rank;
+    e->train.zero = (enum vf_zero)(VF_ZERO_0 + r->zero);
+}
+
+uint64_t vf__train_ckpt_per_token(uint64_t n_saved, unsigned u, uint64_t h, uint64_t max_layer)
+{
+    return vf__sat_add(vf__sat_mul(n_saved, u * h), max_layer);
+}
+
+void vf__train_add_overhead(struct vf_estimate *e, uint64_t transient)
+{
+    vf__add_component(e, "runtime_overhead", vf__term_torch_overhead(transient), NULL,
+                      "CUDA context, cuBLAS, allocator slack");
+}
+
+void vf__train_total(struct vf_estimate *e, uint64_t host_bytes)
+{
+    e->total_bytes = vf__gpu_total(e, 0);
+    e->host_bytes = host_bytes;
+}

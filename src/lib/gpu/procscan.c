@@ -1,0 +1,169 @@
+/*
+ * procscan.c - who the GPU's processes are: name, command line and container of each PID the
+ * backend reports, read from /proc under VRAMFIT_SYSROOT (tests point it at a fixture tree),
+ * and what each likely holds (F-GPU-03). The NVIDIA driver reports host PIDs even inside a
+ * container (NVIDIA/nvidia-docker#1483), where they do not exist: then the local processes
+ * holding /dev/nvidia* are found through /proc/PID/fd, and when exactly one such process is
+ * left for exactly one unknown PID they are matched, said as such (research
+ * anchors-monitoring.md 4).
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PS_MAX_PIDS  4096
+#define PS_MAX_FDS   4096
+#define PS_MAX_BYTES 4096 /* of one /proc file */
+
+/* The first bytes of SYSROOT/proc/PID/FILE, NUL-terminated; NULL when absent. */
+static char *proc_file(struct vf_arena *a, uint32_t pid, const char *file, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/proc/%u/%s", vf__sysroot(), pid, file);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = vf_arena_alloc(a, PS_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, PS_MAX_BYTES, f) : 0;
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+/* A container id from the cgroup path (docker-<id>.scope, /docker/<id>, cri-containerd-,
+ * crio-, libpod-): its first 12 hex digits, as docker ps shows them. */
+static const char *container_of(struct vf_arena *a, const char *cgroup)
+{
+    static const char *const marks[] = {"docker-", "/docker/", "cri-containerd-",
+                                        "crio-",   "libpod-",  "containerd/"};
+    for (size_t i = 0; cgroup && i < sizeof marks / sizeof marks[0]; i++) {
+        const char *p = strstr(cgroup, marks[i]);
+        if (!p)
+            continue;
+        p += strlen(marks[i]);
+        size_t n = strspn(p, "0123456789abcdef");
+        if (n >= 12)
+            return vf_arena_printf(a, "%.12s", p);
+    }
+    return NULL;
+}
+
+/* F-GPU-03: what the process likely holds, from its command line. */
+static const char *hint_of(const char *cmd)
+{
+    if (!cmd)
+        return NULL;
+    if (strstr(cmd, "ipykernel") || strstr(cmd, "jupyter"))
+        return "Jupyter kernel: PyTorch keeps its cache reserved while the kernel lives; "
+               "restart the kernel (or torch.cuda.empty_cache()) to free it";
+    if (strstr(cmd, "vllm"))
+        return "vLLM reserves --gpu-memory-utilization (default 0.9) of the card at start, "
+               "whatever the load";
+    if (strstr(cmd, "ollama"))
+        return "Ollama keeps a model loaded for OLLAMA_KEEP_ALIVE (5 min) after the last "
+               "request; 'ollama stop MODEL' frees it";
+    if (strstr(cmd, "llama-server") || strstr(cmd, "llama-cli"))
+        return "llama.cpp: weights on the GPU + the KV cache of -c, held until it exits";
+    if (strstr(cmd, "ComfyUI") || strstr(cmd, "comfyui"))
+        return "ComfyUI keeps models loaded between runs; Manager > Unload Models frees them";
+    if (strstr(cmd, "python"))
+        return "PyTorch shows its cache as used: torch.cuda.memory_reserved() in the process";
+    return NULL;
+}
+
+/* Does process pid hold a /dev/nvidia* file? */
+static bool holds_nvidia(uint32_t pid)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/proc/%u/fd", vf__sysroot(), pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool yes = false;
+    struct dirent *e;
+    for (int n = 0; !yes && n < PS_MAX_FDS && (e = readdir(d)); n++) {
+        char path[800], target[256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t l = readlink(path, target, sizeof target - 1);
+        if (l > 0) {
+            target[l] = '\0';
+            yes = !strncmp(target, "/dev/nvidia", 11);
+        }
+    }
+    closedir(d);
+    return yes;
+}
+
+/* Fills name, command line and container of p from /proc/pid; false when it is not here. */
+static bool describe(struct vf_arena *a, struct vf_gpu_proc *p, uint32_t pid)
+{
+    char *comm = proc_file(a, pid, "comm", NULL);
+    if (!comm)
+        return false;
+    comm[strcspn(comm, "\n")] = '\0';
+    p->name = comm;
+    size_t len = 0;
+    char *cmd = proc_file(a, pid, "cmdline", &len);
+    if (cmd && len) {
+        for (size_t i = 0; i + 1 < len; i++)
+            if (cmd[i] == '\0')
+                cmd[i] = ' ';
+        p->cmdline = cmd;
+    }
+    p->container = container_of(a, proc_file(a, pid, "cgroup", NULL));
+    return true;
+}
+
+void vf__procscan(struct vf_arena *a, struct vf_gpu_snapshot *s)
+{
+    size_t unknown = 0;
+    struct vf_gpu_proc *lost = NULL;
+    for (size_t i = 0; i < s->n_devs; i++)
+        for (size_t k = 0; k < s->devs[i].n_procs; k++) {
+            struct vf_gpu_proc *p = &s->devs[i].procs[k];
+            if (!p->name && !describe(a, p, p->pid)) {
+                unknown++;
+                lost = p;
+            }
+            p->hint = hint_of(p->cmdline ? p->cmdline : p->name);
+        }
+    if (unknown != 1)
+        return;
+    /* one PID from another namespace: the one local GPU holder not yet listed is it */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/proc", vf__sysroot());
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    uint32_t cand = 0, n_cand = 0;
+    struct dirent *e;
+    for (int n = 0; n < PS_MAX_PIDS && (e = readdir(d)); n++) {
+        char *end;
+        unsigned long pid = strtoul(e->d_name, &end, 10);
+        if (*end || !pid || pid > UINT32_MAX || pid == (unsigned long)getpid())
+            continue;
+        bool listed = false;
+        for (size_t i = 0; i < s->n_devs && !listed; i++)
+            for (size_t k = 0; k < s->devs[i].n_procs && !listed; k++)
+                listed = s->devs[i].procs[k].pid == pid && s->devs[i].procs[k].name;
+        if (!listed && holds_nvidia((uint32_t)pid)) {
+            cand = (uint32_t)pid;
+            n_cand++;
+        }
+    }
+    closedir(d);
+    if (n_cand == 1 && describe(a, lost, cand)) {
+        lost->local_pid = cand;
+        lost->match = "the only process here holding /dev/nvidia* (the driver reports the "
+                      "host's PID)";
+        lost->hint = hint_of(lost->cmdline ? lost->cmdline : lost->name);
+    }
+}

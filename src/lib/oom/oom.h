@@ -1,0 +1,73 @@
+/*
+ * oom.h - private declarations of the oom/ folder: shared by oom_patterns.c (the pattern
+ * table and its row parsers) and oom_parse.c (the streaming scanner), and by diagnose.c and
+ * advise.c (the diagnosis vf_explain() builds on). Not part of the public API.
+ */
+#ifndef VRAMFIT_OOM_H
+#define VRAMFIT_OOM_H
+
+#include "internal.h"
+
+/* Row flags. */
+#define VF__OOM_WEAK      1u /* a generic line: a stronger row merged into it takes its name */
+#define VF__OOM_MB_BINARY 2u /* "GB"/"MB"/"KB" labels are binary (PyTorch MPS format_size) */
+
+/*
+ * A row parser: fills what the line says into ev (numbers, device, procs, version hints).
+ * Returns false when the line is not this message after all (the row does not match).
+ * Only fields the line names are touched; the scanner pre-sets every number to VF_UNKNOWN
+ * (ctx_tokens and batch too) and device to -1.
+ */
+struct vf__oom_m {
+    struct vf_oom_event ev;   /* numbers, device, procs */
+    const char *version_hint; /* static text: "torch>=2.4 (torch.OutOfMemoryError)" */
+    uint64_t ctx_tokens;      /* a context length the message names (vLLM max seq len) */
+    uint64_t batch;           /* a batch the message names (vLLM max_num_seqs) */
+    double utilization;       /* vLLM gpu_memory_utilization in the message, 0 if none */
+};
+typedef bool (*vf__oom_parse_fn)(struct vf__oom_m *m, const char *line, size_t len, unsigned flags);
+
+struct vf__oom_row {
+    const char *id;      /* stable name, becomes vf_oom_event.pattern */
+    const char *trig[3]; /* all must occur in the line; trig[0] feeds the prefilter */
+    const char *tool;    /* default tool; "pytorch"/"unknown" may be refined by log hints */
+    const char *source;  /* the layer that printed it */
+    const char *backend; /* cuda, rocm, mps, xpu, cpu (NULL: from the message) */
+    unsigned flags;
+    unsigned merge_lines;   /* a later line of the same source within this many lines merges */
+    vf__oom_parse_fn parse; /* may be NULL: the match alone is the event */
+    const char *fixture;    /* tests/fixtures/oom/<fixture> */
+};
+
+extern const struct vf__oom_row vf__oom_rows[];
+extern const size_t vf__oom_n_rows;
+
+/* --- helpers the row parsers use (oom_parse.c) --- */
+
+/* First occurrence of needle in line[0..len), or NULL. */
+const char *vf__oom_find(const char *line, size_t len, const char *needle);
+/* The byte count written at p ("2.00 GiB", "1.02GiB", "151851674624", "8.89 GB" with
+ * VF__OOM_MB_BINARY); *endp gets the byte after it. VF_UNKNOWN when absent or overflowing. */
+uint64_t vf__oom_bytes_at(const char *p, const char *end, unsigned flags, const char **endp);
+/* The byte count right after the first `key` in the line (VF_UNKNOWN if none). */
+uint64_t vf__oom_bytes_after(const char *line, size_t len, const char *key, unsigned flags);
+/* A plain decimal integer right after `key` (spaces skipped); VF_UNKNOWN if none/overflow. */
+uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key);
+/* A decimal integer at p; VF_UNKNOWN if none or over UINT64_MAX - 1. */
+uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
+
+/* --- the diagnosis (diagnose.c), completed by advise.c --- */
+
+/* Fills *d (zeroed first) from one event and the log's context (may be NULL): the cause,
+ * secondary causes and evidence (F-OOM-10..19). What did not fit d's tables, or an arena
+ * out of memory, is named in d->incomplete. Returns VF_OK; err is unused. */
+enum vf_err vf__diagnose(struct vf_arena *a, const struct vf_oom_event *ev,
+                         const struct vf_oom_context *ctx, struct vf_diagnosis *d,
+                         struct vf_error *err);
+/* Names why d is incomplete; the first reason is kept (vf_explain() turns it into an error). */
+void vf__diagnose_incomplete(struct vf_diagnosis *d, const char *why);
+/* Appends an evidence sentence (NULL: the arena ran out formatting it); NULL or a full
+ * table marks d incomplete instead. */
+void vf__diagnose_add(struct vf_diagnosis *d, const char *s);
+
+#endif /* VRAMFIT_OOM_H */
