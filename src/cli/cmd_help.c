@@ -57,7 +57,8 @@ static const char pick_outro[] =
     "example: vramfit pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3\n";
 
 static const char serve_help[] =
-    "usage: vramfit serve [--listen HOST:PORT] [--data-dir DIR]\n"
+    "usage: vramfit serve [--listen HOST:PORT] [--public] [--allow-host NAME]\n"
+    "                     [--cors-origin ORIGIN] [--data-dir DIR]\n"
     "\n"
     "Serves the VRAM selector and the OOM doctor (a web page) and the JSON API on\n"
     "http://127.0.0.1:8077/ - loopback only: other machines cannot reach it unless --listen\n"
@@ -73,8 +74,13 @@ static const char serve_help[] =
     "  GET  /api/v1/inspect?model=hf:ORG/NAME                   vramfit inspect\n"
     "  GET  /api/v1/models?q=llama   /api/v1/gpus               vramfit catalog\n"
     "  GET  /api/v1/version   /healthz\n"
-    "Errors: {\"error\":{\"code\",\"message\"}} with status 400, 404, 405, 413, 422 or 500.\n"
-    "Limits: bodies 1 MiB (explain: 16 MiB), 256 connections, 30 s per connection.\n";
+    "Errors: {\"error\":{\"code\",\"message\"}} with status 400, 403, 404, 405, 413, 422, 502, "
+    "503\n"
+    "(500 only for a bug).\n"
+    "Limits: bodies 1 MiB (explain: 16 MiB), 256 connections, 30 s per connection.\n"
+    "Who may ask (docs/SECURITY.md): the Host must name this server (--allow-host adds a\n"
+    "name); a cross-site Origin is refused unless --cors-origin names it; listening on\n"
+    "another address than loopback needs --public.\n";
 
 static const char smi_help[] =
     "usage: vramfit smi [--json] [--ascii]\n"

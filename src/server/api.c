@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void srv_error(struct srv_response *out, unsigned status, const char *code, const char *fmt, ...)
 {
@@ -388,9 +389,78 @@ static void asset(const char *path, struct srv_response *out)
     srv_error(out, 404, "not_found", "no page '%.200s'", path);
 }
 
+struct srv_policy srv_policy;
+
+/* An IP literal "1.2.3.4[:port]" or "[v6][:port]": no DNS name can rebind to it. */
+static bool ip_literal(const char *host)
+{
+    if (host[0] == '[')
+        return true;
+    for (const char *p = host; *p && *p != ':'; p++)
+        if (!((*p >= '0' && *p <= '9') || *p == '.'))
+            return false;
+    return true;
+}
+
+/* F-SEC-01 (docs/SECURITY.md): the Host header names this server: a DNS name an attacker
+ * controls and points at 127.0.0.1 (rebinding) is refused. */
+static bool host_allowed(const char *host)
+{
+    if (!host || !*host)
+        return false;
+    for (size_t i = 0; i < srv_policy.n_hosts; i++)
+        if (!strcasecmp(host, srv_policy.hosts[i]))
+            return true;
+    return srv_policy.any_ip && ip_literal(host);
+}
+
+/* F-SEC-02: a browser's cross-site request may not read local state or spend the user's
+ * token: an Origin that is neither this server's ("http://" + Host) nor --cors-origin is
+ * refused, and so is a request the browser marks cross-site (Sec-Fetch-Site) without one.
+ * Requests with neither header (curl, scripts, Prometheus) are not a browser's. */
+static bool origin_allowed(const struct srv_request *rq, struct srv_response *out)
+{
+    if (rq->origin) {
+        if (srv_policy.cors_origin && !strcmp(rq->origin, srv_policy.cors_origin)) {
+            out->allow_origin = srv_policy.cors_origin;
+            return true;
+        }
+        return !strncmp(rq->origin, "http://", 7) && rq->host &&
+               !strcasecmp(rq->origin + 7, rq->host);
+    }
+    return !rq->fetch_site || !strcmp(rq->fetch_site, "same-origin") ||
+           !strcmp(rq->fetch_site, "none");
+}
+
 void srv_route(const struct srv_request *rq, struct srv_response *out)
 {
     const char *u = rq->url;
+    if (!host_allowed(rq->host)) {
+        srv_error(out, 403, "forbidden",
+                  "Host '%.100s' is not this server's (DNS rebinding?); --allow-host NAME "
+                  "adds a name",
+                  rq->host ? rq->host : "");
+        return;
+    }
+    if (strcmp(u, "/healthz") && strncmp(u, "/api/", 5) == 0 && !origin_allowed(rq, out)) {
+        srv_error(out, 403, "forbidden",
+                  "a cross-site request (Origin '%.100s'): the API answers this server's page, "
+                  "or the origin --cors-origin names",
+                  rq->origin ? rq->origin : "-");
+        return;
+    }
+    if (!strcmp(u, "/metrics") && !origin_allowed(rq, out)) {
+        srv_error(out, 403, "forbidden", "a cross-site request for the metrics");
+        return;
+    }
+    if (!strcmp(rq->method, "OPTIONS") && out->allow_origin) {
+        out->status = 204;
+        out->type = "text/plain";
+        out->body = (char *)"";
+        out->len = 0;
+        out->preflight = true;
+        return;
+    }
     bool get = !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
     bool post = !strcmp(rq->method, "POST");
     if (!strcmp(u, "/healthz")) {

@@ -126,6 +126,15 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct conn *k,
     mhd.add_header(resp, "Content-Security-Policy",
                    "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
     mhd.add_header(resp, "Cache-Control", "no-store");
+    mhd.add_header(resp, "Vary", "Origin");
+    if (r->allow_origin) {
+        mhd.add_header(resp, "Access-Control-Allow-Origin", r->allow_origin);
+        if (r->preflight) {
+            mhd.add_header(resp, "Access-Control-Allow-Methods", "GET, POST");
+            mhd.add_header(resp, "Access-Control-Allow-Headers", "Content-Type");
+            mhd.add_header(resp, "Access-Control-Max-Age", "600");
+        }
+    }
     enum MHD_Result rc = mhd.queue(c, r->status, resp);
     mhd.destroy(resp);
     k->status = r->status;
@@ -179,6 +188,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_response(c, k, &r);
     }
     struct srv_request rq = {.method = method, .url = url};
+    rq.host = mhd.lookup(c, MHD_HEADER_KIND, "Host");
+    rq.origin = mhd.lookup(c, MHD_HEADER_KIND, "Origin");
+    rq.fetch_site = mhd.lookup(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
     mhd.values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
     rq.body = k->body ? k->body : "";
     rq.body_len = k->len;
@@ -262,6 +274,9 @@ int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "C");
     const char *listen = "127.0.0.1:8077", *data_dir = getenv("VRAMFIT_DATA_DIR");
+    const char *names[SRV_MAX_HOSTS / 2];
+    size_t n_names = 0;
+    bool public = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_text, stdout);
@@ -269,6 +284,17 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
             listen = argv[++i];
+        } else if (!strcmp(argv[i], "--public")) {
+            public = true;
+        } else if (!strcmp(argv[i], "--cors-origin") && i + 1 < argc) {
+            srv_policy.cors_origin = argv[++i];
+        } else if (!strcmp(argv[i], "--allow-host") && i + 1 < argc) {
+            if (n_names == SRV_MAX_HOSTS / 2) {
+                fprintf(stderr, "vramfit serve: at most %d --allow-host names\n",
+                        SRV_MAX_HOSTS / 2);
+                return 2;
+            }
+            names[n_names++] = argv[++i];
         } else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
             data_dir = argv[++i];
         } else {
@@ -281,6 +307,15 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "vramfit serve: --listen %s: expected an IPv4 address and port such as "
                 "127.0.0.1:8077 (port 0 picks a free one)\n",
+                listen);
+        return 2;
+    }
+    /* docs/SECURITY.md: other machines reach the server only when the operator says so */
+    bool loopback = (ntohl(sa.sin_addr.s_addr) >> 24) == 127;
+    if (!loopback && !public) {
+        fprintf(stderr,
+                "vramfit serve: --listen %s is reachable from other machines: add --public if "
+                "that is what you want (the API shows this machine's GPU processes)\n",
                 listen);
         return 2;
     }
@@ -317,7 +352,26 @@ int main(int argc, char **argv)
     const union MHD_DaemonInfo *info = mhd.daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
-    printf("http://%s:%u/\n", host, info ? (unsigned)info->port : (unsigned)ntohs(sa.sin_port));
+    unsigned port = info ? (unsigned)info->port : (unsigned)ntohs(sa.sin_port);
+    /* the Host names this server answers to: its address and localhost with the port, and
+     * each --allow-host name (with the port, and as given) */
+    const char *own[] = {host, "localhost", "127.0.0.1"};
+    for (size_t i = 0; i < 3; i++)
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
+                 own[i], port);
+    for (size_t i = 0; i < n_names && srv_policy.n_hosts + 2 <= SRV_MAX_HOSTS; i++) {
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s",
+                 names[i]);
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
+                 names[i], port);
+    }
+    srv_policy.any_ip = public;
+    if (public)
+        fprintf(stderr,
+                "vramfit serve: warning: listening on %s for every machine that can reach it; "
+                "the API has no authentication (docs/SECURITY.md)\n",
+                host);
+    printf("http://%s:%u/\n", host, port);
     fflush(stdout);
     fprintf(stderr,
             "vramfit serve: %u threads, loopback only unless --listen says otherwise; "

@@ -41,6 +41,7 @@ struct srv_request {
     bool too_many_args;
     const char *body;
     size_t body_len;
+    const char *host, *origin, *fetch_site; /* the Host, Origin, Sec-Fetch-Site headers or NULL */
 };
 
 /* What a route answers: a status, a content type and a body (malloc'ed or static). */
@@ -50,7 +51,20 @@ struct srv_response {
     char *body; /* freed by the server when owned */
     size_t len;
     bool owned;
+    const char *allow_origin; /* CORS: Access-Control-Allow-Origin, or NULL */
+    bool preflight;           /* an OPTIONS answer: the CORS methods and headers too */
 };
+
+/* Who may ask (docs/SECURITY.md): the Host names the server answers to and the one origin
+ * that may read it cross-site. Set once at start, read-only after. */
+#define SRV_MAX_HOSTS 16
+struct srv_policy {
+    char hosts[SRV_MAX_HOSTS][128]; /* "127.0.0.1:8077", "localhost:8077", --allow-host */
+    size_t n_hosts;
+    bool any_ip;             /* --public: any IP literal as Host (no name rebinds to it) */
+    const char *cors_origin; /* --cors-origin, or NULL: no cross-site reads */
+};
+extern struct srv_policy srv_policy;
 
 /* The body cap of a route (POST /api/v1/explain takes a pasted log). */
 size_t srv_body_cap(const char *method, const char *url);

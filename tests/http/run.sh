@@ -120,6 +120,53 @@ code=$(get "api/v1/pick" -X POST --data '{"model": "llama-3.1-70b", "quant": "Q4
 "$bin" pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --fx USD=0.92 --json >"$dir/cli"
 if [ "$code" = 200 ] && cmp -s "$dir/body" "$dir/cli"; then ok "pick with a JSON body (a list, numbers) = CLI"; else bad "pick JSON body" "status $code"; fi
 
+# attacks a hostile web page or client could try (issue 16, docs/SECURITY.md)
+port=${url#http://127.0.0.1:}
+port=${port%/}
+expect "a rebinding Host is refused: 403" 403 "api/v1/smi" -H "Host: attacker.example:$port"
+grep -q '"forbidden"' "$dir/body" && ok "  ...as a JSON error" || bad "rebinding body" "$(cat "$dir/body")"
+expect "a cross-site Origin reading local state: 403" 403 "api/v1/smi" -H "Origin: http://attacker.example"
+expect "a cross-site Origin spending the token: 403" 403 "api/v1/inspect?model=hf:org/name" -H "Origin: http://attacker.example"
+expect "a request the browser marks cross-site: 403" 403 "api/v1/estimate?model=llama-3.1-8b" -H "Sec-Fetch-Site: cross-site"
+expect "cross-site metrics: 403" 403 "metrics" -H "Origin: http://attacker.example"
+expect "the page's own origin: 200" 200 "api/v1/smi" -H "Origin: http://127.0.0.1:$port" -H "Sec-Fetch-Site: same-origin"
+expect "localhost as the Host: 200" 200 "healthz" -H "Host: localhost:$port"
+expect "invalid UTF-8 in a value: 400" 400 "api/v1/estimate?model=llama-3.1-8b&quant=%ff%fe"
+expect "a card of 1e300 GiB: 400" 400 "api/v1/estimate?model=llama-3.1-8b&gpu=1e300GiB"
+code1=$(get "api/v1/estimate?model=/etc/passwd")
+sed 's|/etc/passwd|PATH|' "$dir/body" >"$dir/exists"
+code2=$(get "api/v1/estimate?model=/nonexistent/x.gguf")
+sed 's|/nonexistent/x.gguf|PATH|' "$dir/body" >"$dir/absent"
+if [ "$code1" = 404 ] && [ "$code2" = 404 ] && cmp -s "$dir/exists" "$dir/absent"; then
+    ok "a local path is not read, and the answer does not say whether it exists"
+else
+    bad "local path" "$code1/$code2: $(diff "$dir/exists" "$dir/absent" | head -3)"
+fi
+if "$bin" serve --listen 0.0.0.0:0 >/dev/null 2>"$dir/public"; then
+    bad "--listen 0.0.0.0 without --public" "it started"
+else
+    grep -q -- '--public' "$dir/public" && ok "--listen 0.0.0.0 needs --public" || bad "--public" "$(cat "$dir/public")"
+fi
+# --cors-origin: that one origin may read cross-site, with a preflight
+"$bin" serve --listen 127.0.0.1:0 --cors-origin http://ok.example >"$dir/out2" 2>/dev/null &
+pid2=$!
+i=0
+while [ ! -s "$dir/out2" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+url2=$(head -n 1 "$dir/out2")
+c2=$(curl -s -D "$dir/h2" -o /dev/null -w '%{http_code}' -H "Origin: http://ok.example" "${url2}api/v1/gpus")
+if [ "$c2" = 200 ] && grep -qi '^Access-Control-Allow-Origin: http://ok.example' "$dir/h2"; then
+    ok "--cors-origin: that origin reads, with Access-Control-Allow-Origin"
+else
+    bad "--cors-origin" "status $c2"
+fi
+c3=$(curl -s -D "$dir/h3" -o /dev/null -w '%{http_code}' -X OPTIONS -H "Origin: http://ok.example" \
+    -H "Access-Control-Request-Method: POST" "${url2}api/v1/estimate")
+if [ "$c3" = 204 ] && grep -qi '^Access-Control-Allow-Methods: GET, POST' "$dir/h3"; then ok "  ...and its preflight"; else bad "preflight" "status $c3"; fi
+c4=$(curl -s -o /dev/null -w '%{http_code}' -H "Origin: http://other.example" "${url2}api/v1/gpus")
+[ "$c4" = 403 ] && ok "  ...and no other origin" || bad "other origin with --cors-origin" "status $c4"
+kill "$pid2" 2>/dev/null
+wait "$pid2" 2>/dev/null
+
 # the server is a program of its own: no CLI object in it
 srv=$(dirname "$bin")/vramfit-serve
 if [ -x "$srv" ] && ! nm "$srv" | grep -E ' [TtDdBbRr] (cli_|cmd_)' >"$dir/nm"; then

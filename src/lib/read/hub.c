@@ -599,8 +599,12 @@ static enum vf_err http_get(struct vf_hub *h, const char *url, const char *range
     c->setopt(e, CURLOPT_MAXREDIRS, VF_HUB_MAX_REDIRECTS);
     c->setopt(e, CURLOPT_CONNECTTIMEOUT, VF_HUB_CONNECT_TIMEOUT_S);
     c->setopt(e, CURLOPT_TIMEOUT, VF_HUB_TOTAL_TIMEOUT_S);
-    c->setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    c->setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    /* an https endpoint is followed to https only: a redirect to http would send the request,
+     * and what it returns, in the clear (issue 16); an http endpoint (a local mirror, the
+     * tests' hub) may redirect either way */
+    bool tls = !strncmp(h->endpoint, "https://", 8);
+    c->setopt(e, CURLOPT_PROTOCOLS_STR, tls ? "https" : "http,https");
+    c->setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, tls ? "https" : "http,https");
     c->setopt(e, CURLOPT_USERAGENT, "vramfit/" VF_VERSION);
     c->setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     c->setopt(e, CURLOPT_WRITEFUNCTION, on_body);
