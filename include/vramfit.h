@@ -1169,6 +1169,11 @@ enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, st
                               enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
                                                   struct vf_error *err),
                               void *ud, struct vf_explain *out, struct vf_error *err);
+/* The same for a log already fed to scan (vf_oom_scan_open/feed in arena a, as a server does
+ * while the body arrives): finishes the scan and explains. */
+enum vf_err vf_answer_explain_scanned(struct vf_arena *a, const struct vf_catalog *c,
+                                      struct vf_workload *w, struct vf_oom_scan *scan,
+                                      struct vf_explain *out, struct vf_error *err);
 /* The same over a log in memory. */
 enum vf_err vf_answer_explain_text(struct vf_arena *a, const struct vf_catalog *c,
                                    struct vf_workload *w, const char *text, size_t len,

@@ -248,20 +248,25 @@ static void estimate_or_pick(const struct srv_request *rq, bool pick, struct srv
  * workload flags. */
 static void explain(const struct srv_request *rq, struct srv_response *out)
 {
-    struct vf_arena *a = vf_arena_open(0);
+    /* the body was scanned while it arrived: its arena serves the answer too */
+    struct vf_arena *a = rq->scan_arena ? rq->scan_arena : vf_arena_open(0);
     struct vf_workload *w = a ? vf_arena_alloc(a, sizeof *w) : NULL;
     struct vf_explain x;
     json_t *body = NULL;
     struct vf_error err = {0};
     if (!w)
         srv_error(out, 500, "internal", "out of memory");
+    else if (rq->scan_err && rq->scan_err->code)
+        lib_error(rq->scan_err, out);
     else if (!workload(a, rq, VF_CMD_EXPLAIN, w, &body, out))
         ;
-    else if (vf_answer_explain_text(a, srv_catalog, w, rq->body, rq->body_len, &x, &err))
+    else if (rq->scan ? vf_answer_explain_scanned(a, srv_catalog, w, rq->scan, &x, &err)
+                      : vf_answer_explain_text(a, srv_catalog, w, rq->body, rq->body_len, &x, &err))
         lib_error(&err, out);
     else
         answer_copy(out, vf_render_explain_json(a, &x), "application/json");
-    vf_arena_close(a);
+    if (a != rq->scan_arena)
+        vf_arena_close(a);
 }
 
 /* GET endpoints with a fixed set of keys: a key outside `keys` is an error. */

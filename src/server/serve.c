@@ -84,6 +84,11 @@ struct conn {
     char *body;
     size_t len, cap, limit;
     bool too_big;
+    /* POST /api/v1/explain: the body goes through the scanner as it arrives (bounded memory
+     * whatever its size: a line over VF_OOM_MAX_LINE is cut, 64 events are kept) */
+    struct vf_arena *arena;
+    struct vf_oom_scan *scan;
+    struct vf_error scan_err;
     struct timespec t0;
     unsigned status;
     size_t sent;
@@ -155,6 +160,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         k->started = true;
         k->method = method;
         k->limit = srv_body_cap(method, url);
+        if (!strcmp(method, "POST") && !strcmp(url, "/api/v1/explain")) {
+            k->arena = vf_arena_open(0);
+            if (!k->arena || vf_oom_scan_open(k->arena, &k->scan, &k->scan_err))
+                k->scan = NULL;
+        }
         const char *cl = mhd.lookup(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > k->limit)
             k->too_big = true;
@@ -163,7 +173,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*upload_size) { /* a piece of the body */
         if (!k->too_big && k->len + *upload_size > k->limit)
             k->too_big = true;
-        if (!k->too_big) {
+        if (!k->too_big && k->scan) {
+            if (!k->scan_err.code)
+                vf_oom_scan_feed(k->scan, upload, *upload_size, &k->scan_err);
+            k->len += *upload_size;
+        } else if (!k->too_big) {
             if (k->len + *upload_size + 1 > k->cap) {
                 size_t want = (k->len + *upload_size + 1) * 2;
                 if (want > k->limit + 1)
@@ -193,7 +207,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     rq.fetch_site = mhd.lookup(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
     mhd.values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &rq);
     rq.body = k->body ? k->body : "";
-    rq.body_len = k->len;
+    rq.body_len = k->body ? k->len : 0;
+    rq.scan = k->scan;
+    rq.scan_arena = k->arena;
+    rq.scan_err = &k->scan_err;
     srv_route(&rq, &r);
     return send_response(c, k, &r);
 }
@@ -214,6 +231,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
             why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
     pthread_mutex_unlock(&log_lock);
     free(k->body);
+    vf_arena_close(k->arena);
     free(k);
     *con_cls = NULL;
 }

@@ -42,6 +42,11 @@ struct srv_request {
     const char *body;
     size_t body_len;
     const char *host, *origin, *fetch_site; /* the Host, Origin, Sec-Fetch-Site headers or NULL */
+    /* POST /api/v1/explain: the body was fed to this scanner as it arrived (never held whole);
+     * the scanner lives in scan_arena, which the route may use; scan_err when feeding failed */
+    struct vf_oom_scan *scan;
+    struct vf_arena *scan_arena;
+    const struct vf_error *scan_err;
 };
 
 /* What a route answers: a status, a content type and a body (malloc'ed or static). */

@@ -167,6 +167,24 @@ c4=$(curl -s -o /dev/null -w '%{http_code}' -H "Origin: http://other.example" "$
 kill "$pid2" 2>/dev/null
 wait "$pid2" 2>/dev/null
 
+# 64 concurrent 15 MiB logs: the bodies go through the scanner as they arrive, never held whole
+awk 'BEGIN { for (i = 1; i <= 400000; i++) printf "step %d loss 0.1234 lr 1e-4 tokens/s 5123.4 grad_norm 0.91\n", i }' |
+    head -c 15600000 >"$dir/log15"
+cat tests/fixtures/oom/pytorch-2.2.log >>"$dir/log15"
+seq 1 64 | xargs -P 64 -I{} curl -s -o /dev/null -w '%{http_code}\n' -X POST \
+    --data-binary @"$dir/log15" "${url}api/v1/explain" >"$dir/codes15"
+hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+if [ "$(grep -c '^200$' "$dir/codes15")" = 64 ] && [ "$hwm" -le 65536 ]; then
+    ok "64 concurrent 15 MiB explain uploads: peak RSS $hwm kB (at most 64 MiB)"
+elif nm "$(dirname "$bin")/vramfit-serve" 2>/dev/null | grep -q __asan_init; then
+    ok "64 concurrent 15 MiB explain uploads answered (RSS not judged under ASan: peak $hwm kB)"
+else
+    bad "64 concurrent 15 MiB uploads" "$(sort "$dir/codes15" | uniq -c | tr '\n' ' ') peak RSS $hwm kB"
+fi
+code=$(get "api/v1/explain" -X POST --data-binary @"$dir/log15")
+grep -q '"fragmentation"\|"cause"' "$dir/body" && [ "$code" = 200 ] &&
+    ok "  ...and the OOM at the end of 15 MiB is found" || bad "15 MiB log" "status $code"
+
 # the server is a program of its own: no CLI object in it
 srv=$(dirname "$bin")/vramfit-serve
 if [ -x "$srv" ] && ! nm "$srv" | grep -E ' [TtDdBbRr] (cli_|cmd_)' >"$dir/nm"; then

@@ -216,30 +216,19 @@ enum vf_err vf_answer_pick(struct vf_arena *a, const struct vf_catalog *c, struc
 /* 1 MiB reads: the scanner holds lines across feeds, so the chunk size is free. */
 #define EXPLAIN_CHUNK ((size_t)1 << 20)
 
-enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
-                              enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
-                                                  struct vf_error *err),
-                              void *ud, struct vf_explain *out, struct vf_error *err)
+enum vf_err vf_answer_explain_scanned(struct vf_arena *a, const struct vf_catalog *c,
+                                      struct vf_workload *w, struct vf_oom_scan *scan,
+                                      struct vf_explain *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
     if (w->gpus_asked)
         w->gpus = w->gpus_asked;
-    struct vf_oom_scan *scan = NULL;
-    enum vf_err rc = vf_oom_scan_open(a, &scan, err);
-    char *buf = rc ? NULL : vf__malloc(EXPLAIN_CHUNK);
-    if (!rc && !buf)
-        rc = vf__errf(err, VF_ENOMEM, "out of memory");
-    size_t got;
-    while (!rc && !(rc = read(ud, buf, EXPLAIN_CHUNK, &got, err)) && got)
-        rc = vf_oom_scan_feed(scan, buf, got, err);
-    vf__free(buf);
-    if (rc)
-        return rc;
     const struct vf_oom_event *events = NULL;
     const struct vf_oom_context *ctx = NULL;
     size_t n_kept = 0;
     uint64_t n_total = 0;
-    if ((rc = vf_oom_scan_finish(scan, &events, &n_kept, &n_total, &ctx, err)))
+    enum vf_err rc = vf_oom_scan_finish(scan, &events, &n_kept, &n_total, &ctx, err);
+    if (rc)
         return rc;
     struct vf_oom_context *c2 = vf_arena_alloc(a, sizeof *c2);
     if (!c2)
@@ -253,6 +242,26 @@ enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, st
         c2->model = w->model;
     struct vf_explain_opts eo = {.tool = w->tool, .catalog = c, .workload = w};
     return vf_explain(a, events, n_kept, n_total, c2, &eo, out, err);
+}
+
+enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, struct vf_workload *w,
+                              enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
+                                                  struct vf_error *err),
+                              void *ud, struct vf_explain *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct vf_oom_scan *scan = NULL;
+    enum vf_err rc = vf_oom_scan_open(a, &scan, err);
+    char *buf = rc ? NULL : vf__malloc(EXPLAIN_CHUNK);
+    if (!rc && !buf)
+        rc = vf__errf(err, VF_ENOMEM, "out of memory");
+    size_t got;
+    while (!rc && !(rc = read(ud, buf, EXPLAIN_CHUNK, &got, err)) && got)
+        rc = vf_oom_scan_feed(scan, buf, got, err);
+    vf__free(buf);
+    if (rc)
+        return rc;
+    return vf_answer_explain_scanned(a, c, w, scan, out, err);
 }
 
 struct mem_source {
