@@ -77,7 +77,7 @@ static const char serve_help[] =
     "Errors: {\"error\":{\"code\",\"message\"}} with status 400, 403, 404, 405, 413, 422, 502, "
     "503\n"
     "(500 only for a bug).\n"
-    "Limits: bodies 1 MiB (explain: 16 MiB), 256 connections, 30 s per connection.\n"
+    "Limits: bodies 1 MiB (explain: 16 MiB, streamed), 4096 connections, 10 s idle.\n"
     "Who may ask (docs/SECURITY.md): the Host must name this server (--allow-host adds a\n"
     "name); a cross-site Origin is refused unless --cors-origin names it; listening on\n"
     "another address than loopback needs --public.\n";

@@ -215,6 +215,30 @@ static bool workload(struct vf_arena *a, const struct srv_request *rq, unsigned 
     return true;
 }
 
+/* F-SEC-03: at most SRV_MAX_HUB requests wait on the hub at once; the others are told to come
+ * back (503) instead of taking the pool's threads, so a slow or silent hub never stalls the
+ * page, /healthz or the catalog answers. */
+static _Atomic unsigned hub_busy;
+
+static bool hub_enter(const char *model, struct srv_response *out)
+{
+    if (!model || strncmp(model, "hf:", 3))
+        return true;
+    if (++hub_busy > SRV_MAX_HUB) {
+        hub_busy--;
+        srv_error(out, 503, "busy",
+                  "%d hub lookups are running already; try again in a few seconds", SRV_MAX_HUB);
+        return false;
+    }
+    return true;
+}
+
+static void hub_leave(const char *model)
+{
+    if (model && !strncmp(model, "hf:", 3))
+        hub_busy--;
+}
+
 /* GET /api/v1/estimate and /pick (a JSON body's members may come with POST). */
 static void estimate_or_pick(const struct srv_request *rq, bool pick, struct srv_response *out)
 {
@@ -228,16 +252,22 @@ static void estimate_or_pick(const struct srv_request *rq, bool pick, struct srv
     } else if (workload(a, rq, pick ? VF_CMD_PICK : VF_CMD_ESTIMATE, w, &body, out)) {
         if (!w->model)
             srv_error(out, 400, "bad_request", "which model? (model=llama-3.1-8b)");
-        else if (pick ? vf_answer_pick(a, srv_catalog, w, ans, &err)
-                      : vf_answer_estimate(a, srv_catalog, w, ans, &err))
-            lib_error(&err, out);
-        else if (pick)
-            answer_copy(out, vf_render_pick_json(a, &ans->est, &ans->pick, w), "application/json");
-        else {
-            if (ans->has_fit)
-                ans->fit.gpu = ans->card.name;
-            answer_copy(out, vf_render_estimate_json(a, &ans->est, ans->has_fit ? &ans->fit : NULL),
-                        "application/json");
+        else if (hub_enter(w->model, out)) {
+            enum vf_err rc = pick ? vf_answer_pick(a, srv_catalog, w, ans, &err)
+                                  : vf_answer_estimate(a, srv_catalog, w, ans, &err);
+            hub_leave(w->model);
+            if (rc) {
+                lib_error(&err, out);
+            } else if (pick) {
+                answer_copy(out, vf_render_pick_json(a, &ans->est, &ans->pick, w),
+                            "application/json");
+            } else {
+                if (ans->has_fit)
+                    ans->fit.gpu = ans->card.name;
+                answer_copy(out,
+                            vf_render_estimate_json(a, &ans->est, ans->has_fit ? &ans->fit : NULL),
+                            "application/json");
+            }
         }
     }
     json_decref(body);
@@ -321,10 +351,14 @@ static void inspect(const struct srv_request *rq, struct srv_response *out)
     struct vf_error err = {0};
     if (!m)
         srv_error(out, 500, "internal", "out of memory");
-    else if (vf_model_resolve(a, srv_catalog, ref, m, &err))
-        lib_error(&err, out);
-    else
-        answer_copy(out, vf_render_inspect_json(a, m), "application/json");
+    else if (hub_enter(ref, out)) {
+        enum vf_err rc = vf_model_resolve(a, srv_catalog, ref, m, &err);
+        hub_leave(ref);
+        if (rc)
+            lib_error(&err, out);
+        else
+            answer_copy(out, vf_render_inspect_json(a, m), "application/json");
+    }
     vf_arena_close(a);
 }
 

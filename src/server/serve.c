@@ -1,7 +1,7 @@
 /*
  * serve.c - vramfit-serve (`vramfit serve` runs it) [--listen 127.0.0.1:8077] [--data-dir DIR]:
- * the local web page and JSON API over libmicrohttpd (its thread pool; it parses HTTP, we never
- * do). libmicrohttpd is loaded with dlopen the first time serve runs, as hub.c loads libcurl:
+ * the local web page and JSON API over libmicrohttpd (a thread per connection; it parses HTTP, we
+ * never do). libmicrohttpd is loaded with dlopen the first time serve runs, as hub.c loads libcurl:
  * linking it would cost every other command its start-up time. Limits: body size per route
  * (srv_body_cap), connections, per-connection timeout and memory. One log line per request on
  * stderr; the URL is the first line on stdout. SIGINT/SIGTERM stop it cleanly.
@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,13 +354,24 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned pool = ncpu > 1 ? (unsigned)ncpu : 1;
+    /* as many descriptors as the hard limit allows, up to the connections + the process's own */
+    struct rlimit nofile;
+    unsigned max_conns = SRV_MAX_CONNS;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+        rlim_t want = SRV_MAX_CONNS + 64;
+        if (nofile.rlim_cur < want) {
+            nofile.rlim_cur = nofile.rlim_max < want ? nofile.rlim_max : want;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+            getrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        if (nofile.rlim_cur < want)
+            max_conns = nofile.rlim_cur > 128 ? (unsigned)nofile.rlim_cur - 64 : 64;
+    }
     struct MHD_Daemon *d =
-        mhd.start(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, handle, NULL,
-                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, pool,
-                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNS,
-                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SRV_TIMEOUT_S,
+        mhd.start(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL, 0,
+                  NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                  MHD_OPTION_THREAD_STACK_SIZE, SRV_THREAD_STACK, MHD_OPTION_CONNECTION_LIMIT,
+                  max_conns, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SRV_TIMEOUT_S,
                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONN_MEM, MHD_OPTION_NOTIFY_COMPLETED,
                   completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL, MHD_OPTION_END);
     if (!d) {
@@ -392,9 +404,9 @@ int main(int argc, char **argv)
     printf("http://%s:%u/\n", host, port);
     fflush(stdout);
     fprintf(stderr,
-            "vramfit serve: %u threads, loopback only unless --listen says otherwise; "
-            "Ctrl-C stops\n",
-            pool);
+            "vramfit serve: up to %u connections, a thread each; loopback only unless --listen "
+            "and --public say otherwise; Ctrl-C stops\n",
+            max_conns);
     int sig = 0;
     sigwait(&stop, &sig);
     fprintf(stderr, "vramfit serve: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");

@@ -24,9 +24,16 @@ struct srv_embedded_file {
 #define SRV_MAX_VALUE    1024
 #define SRV_MAX_BODY     ((size_t)1 << 20)  /* 1 MiB */
 #define SRV_MAX_LOG_BODY ((size_t)16 << 20) /* 16 MiB: POST /api/v1/explain */
-#define SRV_MAX_CONNS    256
-#define SRV_TIMEOUT_S    30
-#define SRV_CONN_MEM     ((size_t)256 << 10)
+/* Connections: enough that a flood of half-sent requests (2,000 in tests/http) leaves room for
+ * the real ones, within the file descriptors the process may open (raised at start); an
+ * idle connection (no byte for SRV_TIMEOUT_S) is closed, whole request or not. */
+#define SRV_MAX_CONNS 4096
+#define SRV_TIMEOUT_S 10
+#define SRV_CONN_MEM  ((size_t)64 << 10)
+/* A thread per connection (poll, not select: thousands of descriptors), so a request that
+ * waits (on the hub) holds its own connection only; its stack; how many may wait on the hub. */
+#define SRV_THREAD_STACK ((size_t)512 << 10)
+#define SRV_MAX_HUB      2
 
 /* One query argument, decoded. */
 struct srv_arg {

@@ -185,6 +185,43 @@ code=$(get "api/v1/explain" -X POST --data-binary @"$dir/log15")
 grep -q '"fragmentation"\|"cause"' "$dir/body" && [ "$code" = 200 ] &&
     ok "  ...and the OOM at the end of 15 MiB is found" || bad "15 MiB log" "status $code"
 
+# 2,000 connections holding half a request: the server keeps answering
+(ulimit -n 4096 2>/dev/null; python3 tests/http/halfopen.py "$port" 2000) >"$dir/halfopen" 2>&1
+cat "$dir/halfopen"
+passed=$((passed + $(grep -c '^ok ' "$dir/halfopen")))
+failed=$((failed + $(grep -c '^FAIL ' "$dir/halfopen")))
+grep -q '^ok \|^FAIL ' "$dir/halfopen" || bad "half-open connections" "$(head -3 "$dir/halfopen")"
+
+# a hub that never answers: the requests waiting on it are bounded, the rest is served
+python3 tests/http/silent_hub.py "$dir/hubport" &
+hubpid=$!
+i=0
+while [ ! -s "$dir/hubport" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+HF_ENDPOINT=http://127.0.0.1:$(cat "$dir/hubport") XDG_CACHE_HOME=$dir/cache \
+    "$bin" serve --listen 127.0.0.1:0 >"$dir/out3" 2>/dev/null &
+pid3=$!
+i=0
+while [ ! -s "$dir/out3" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+url3=$(head -n 1 "$dir/out3")
+for n in 1 2 3 4 5 6; do
+    curl -s -m 40 -o /dev/null -w '%{http_code}\n' "${url3}api/v1/inspect?model=hf:org/slow$n" >>"$dir/slow" &
+done
+sleep 1
+t0=$(date +%s%N)
+c5=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "${url3}healthz")
+c6=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "${url3}api/v1/estimate?model=llama-3.1-8b&gpu=rtx-4090")
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$c5" = 200 ] && [ "$c6" = 200 ] && [ "$ms" -lt 1000 ]; then
+    ok "a silent hub: /healthz and an estimate answered in $ms ms meanwhile"
+else
+    bad "a silent hub" "healthz $c5, estimate $c6 in $ms ms"
+fi
+sleep 1
+[ "$(grep -c '^503$' "$dir/slow")" -ge 4 ] && ok "  ...and hub lookups past the bound are told to retry (503)" ||
+    bad "hub bound" "$(sort "$dir/slow" | uniq -c | tr '\n' ' ')"
+kill "$pid3" "$hubpid" 2>/dev/null
+wait "$pid3" 2>/dev/null
+
 # the server is a program of its own: no CLI object in it
 srv=$(dirname "$bin")/vramfit-serve
 if [ -x "$srv" ] && ! nm "$srv" | grep -E ' [TtDdBbRr] (cli_|cmd_)' >"$dir/nm"; then
