@@ -284,8 +284,45 @@ void srv_fail(const char *fmt, ...)
     va_end(ap);
 }
 
-static const char usage_text[] = "usage: vramfit serve [--listen HOST:PORT] [--data-dir DIR]\n"
-                                 "  (vramfit help serve: the endpoints and limits)\n";
+static const char usage_text[] =
+    "usage: vramfit serve [--listen HOST:PORT] [--public] [--allow-host NAME]\n"
+    "                     [--cors-origin ORIGIN] [--data-dir DIR]\n"
+    "  (vramfit help serve: the endpoints and limits; docs/SECURITY.md: who may ask)\n";
+
+/* As many descriptors as the hard limit allows, up to the connections and the process's own;
+ * returns the connection cap that fits. */
+static unsigned raise_fd_limit(void)
+{
+    struct rlimit nofile;
+    unsigned max_conns = SRV_MAX_CONNS;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+        rlim_t want = SRV_MAX_CONNS + 64;
+        if (nofile.rlim_cur < want) {
+            nofile.rlim_cur = nofile.rlim_max < want ? nofile.rlim_max : want;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+            getrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        if (nofile.rlim_cur < want)
+            max_conns = nofile.rlim_cur > 128 ? (unsigned)nofile.rlim_cur - 64 : 64;
+    }
+    return max_conns;
+}
+
+/* The Host names this server answers to (F-SEC-01): its address, localhost and 127.0.0.1 with
+ * the port, and each --allow-host name as given and with the port. */
+static void allow_hosts(const char *host, unsigned port, const char *const *names, size_t n)
+{
+    const char *own[] = {host, "localhost", "127.0.0.1"};
+    for (size_t i = 0; i < 3; i++)
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
+                 own[i], port);
+    for (size_t i = 0; i < n && srv_policy.n_hosts + 2 <= SRV_MAX_HOSTS; i++) {
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s",
+                 names[i]);
+        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
+                 names[i], port);
+    }
+}
 
 struct vf_catalog *srv_catalog;
 
@@ -354,19 +391,7 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    /* as many descriptors as the hard limit allows, up to the connections + the process's own */
-    struct rlimit nofile;
-    unsigned max_conns = SRV_MAX_CONNS;
-    if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
-        rlim_t want = SRV_MAX_CONNS + 64;
-        if (nofile.rlim_cur < want) {
-            nofile.rlim_cur = nofile.rlim_max < want ? nofile.rlim_max : want;
-            setrlimit(RLIMIT_NOFILE, &nofile);
-            getrlimit(RLIMIT_NOFILE, &nofile);
-        }
-        if (nofile.rlim_cur < want)
-            max_conns = nofile.rlim_cur > 128 ? (unsigned)nofile.rlim_cur - 64 : 64;
-    }
+    unsigned max_conns = raise_fd_limit();
     struct MHD_Daemon *d =
         mhd.start(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL, 0,
                   NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -383,18 +408,7 @@ int main(int argc, char **argv)
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
     unsigned port = info ? (unsigned)info->port : (unsigned)ntohs(sa.sin_port);
-    /* the Host names this server answers to: its address and localhost with the port, and
-     * each --allow-host name (with the port, and as given) */
-    const char *own[] = {host, "localhost", "127.0.0.1"};
-    for (size_t i = 0; i < 3; i++)
-        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
-                 own[i], port);
-    for (size_t i = 0; i < n_names && srv_policy.n_hosts + 2 <= SRV_MAX_HOSTS; i++) {
-        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s",
-                 names[i]);
-        snprintf(srv_policy.hosts[srv_policy.n_hosts++], sizeof srv_policy.hosts[0], "%s:%u",
-                 names[i], port);
-    }
+    allow_hosts(host, port, names, n_names);
     srv_policy.any_ip = public;
     if (public)
         fprintf(stderr,
