@@ -1,8 +1,10 @@
 #!/bin/sh
 # serve.sh VRAMFIT [SECONDS] - requests per second of `vramfit serve` on loopback, measured with
-# wrk (Debian package): GET /api/v1/estimate (a catalog model at 32k context, 4 users, on an
-# RTX 4090: the estimate, the fit and its solvers, the JSON) and GET /healthz for the server's
-# own ceiling; 2 threads, 64 connections.
+# wrk (Debian package), one run after the other against one server: GET /healthz (the server's
+# own ceiling), /api/v1/estimate (a catalog model at 32k context, 4 users, on an RTX 4090: the
+# estimate, the fit and its solvers, the JSON) and /api/v1/pick (the README's 70B pick: every
+# offer of the catalog); 2 threads, 64 connections. Each API figure is also given as a share of
+# /healthz's (issue 15: the estimate at least 50 %, the pick at least 20 %).
 bin=${1:-build/vramfit}
 secs=${2:-30}
 command -v wrk >/dev/null 2>&1 || { echo "serve.sh needs wrk (apt-get install wrk)"; exit 1; }
@@ -13,7 +15,16 @@ trap 'kill $pid 2>/dev/null; rm -f "$out"' EXIT INT TERM
 i=0
 while [ ! -s "$out" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 url=$(head -n 1 "$out")
-for path in "api/v1/estimate?model=llama-3.1-8b&ctx=32k&users=4&gpu=rtx-4090" "healthz"; do
+health=
+for path in "healthz" "api/v1/estimate?model=llama-3.1-8b&ctx=32k&users=4&gpu=rtx-4090" \
+    "api/v1/pick?model=llama-3.1-70b&quant=Q4_K_M&ctx=32k&users=4&hours=3"; do
     echo "== GET /$path ($secs s, 2 threads, 64 connections)"
-    wrk -t2 -c64 -d"${secs}s" --latency "$url$path" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx'
+    r=$(wrk -t2 -c64 -d"${secs}s" --latency "$url$path")
+    printf '%s\n' "$r" | grep -E 'Requests/sec|Latency|50%|99%|Non-2xx'
+    rps=$(printf '%s\n' "$r" | awk '/Requests\/sec/ { print $2 }')
+    if [ -z "$health" ]; then
+        health=$rps
+    else
+        awk -v a="$rps" -v h="$health" 'BEGIN { printf "  share of /healthz: %.1f %%\n", 100 * a / h }'
+    fi
 done

@@ -189,13 +189,15 @@ static __int128 guess_between(const struct solver *s, uint64_t l, uint64_t h)
     /* a flat stretch above (a block-rounded total): step down past it, doubling */
     if (s->has_bad2 && s->bad.line && s->bad.t == s->bad2.t)
         return (__int128)s->bad.v - 2 * (__int128)(s->bad2.v - s->bad.v);
-    /* a flat stretch below (vLLM's pool up to where the KV cache no longer holds the
-     * sequences): the line through two points above it, else one more point above */
-    if (s->has_ok2 && s->ok.line && s->ok.t == s->ok2.t) {
-        if (s->has_bad2 && crossing(s->bad, s->bad2, budget, &x) && x >= l && x <= h)
-            return x;
+    /* the line through the two nearest points above the budget: the total's last piece
+     * (past vLLM's pool, past the generic engine's activation cap), unless the largest fit
+     * lies well above it (then the total bends there; a little: whole blocks) */
+    if (s->has_bad2 && crossing(s->bad, s->bad2, budget, &x) && x + 1 + (h - l) / 16 >= l)
+        return x;
+    /* a flat stretch below (vLLM's pool, a block-rounded total): the line from it does not
+     * say where the next step up is; halve */
+    if (s->has_ok2 && s->ok.line && s->ok.t == s->ok2.t)
         return l + (h - l) / 2;
-    }
     if (crossing(s->ok, s->bad, budget, &x))
         return x;
     return l + (h - l) / 2;
