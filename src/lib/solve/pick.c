@@ -5,7 +5,7 @@
  * currency; other currencies and cards without a price are listed apart. Cards that cannot
  * run the asked precision natively are left out and said so.
  *
- * Memory is bounded by the catalog (issue 15): an offer is a 64-byte candidate while pick
+ * Memory is bounded by the catalog (issue 15): an offer is a 56-byte candidate while pick
  * walks them, a result row keeps the fit numbers and the estimate's total (struct
  * vf_pick_est), and a (card, count) is estimated once however many offers it has. Only the
  * short cards, whose lines print the estimate's parts and fixes, keep a whole estimate.
