@@ -546,6 +546,10 @@ const struct vf__oom_row vf__oom_rows[] = {
      "pytorch", NULL, 0, 4, p_torch1, "pytorch-1.x-cached.log"},
     {"pytorch-1.x", T2("out of memory. Tried to allocate", "total capacity;"), "pytorch", "pytorch",
      NULL, 0, 4, p_torch1, "pytorch-1.x.log"},
+    /* the first line of any of them when the message is wrapped (a terminal, a forum, our
+     * guide's opening): the request is on it; the totals follow on lines of their own */
+    {"pytorch-wrapped", T1("CUDA out of memory. Tried to allocate"), "pytorch", "pytorch", NULL, 0,
+     4, p_torch2, "pytorch-wrapped.log"},
     {"pytorch-mps", T1("MPS backend out of memory"), "pytorch", "pytorch", "mps", VF__OOM_MB_BINARY,
      4, p_mps, "pytorch-mps.log"},
     {"pytorch-cuda-malloc-async", T1("Allocation on device"), "pytorch", "pytorch", "cuda", 0, 8,
