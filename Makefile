@@ -30,6 +30,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is loaded with dlopen by hub.c (linking it costs ~12 ms per process start) and
 # libmicrohttpd by the server (src/server/serve.c): the binary links jansson alone
 PKG_LIBS   = $(shell pkg-config --libs jansson 2>/dev/null)
+# the CLI links libjansson.a (from libjansson-dev) into itself: loading and relocating the
+# shared library cost each start ~0.04 ms, 3 % of a catalog estimate (issue 15, bench/README.md)
+CLI_LIBS   = -Wl,-Bstatic $(PKG_LIBS) -Wl,-Bdynamic
 TEST_LIBS  = $(shell pkg-config --libs $(PKGS) cmocka 2>/dev/null)
 # ncurses is dlopen()ed by `vramfit top` (src/cli/cmd_top.c): linking it cost every process
 # ~0.25 ms of loading (issue 15); its header alone is needed to build
@@ -89,7 +92,7 @@ $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
 	$(CC) $(CFLAGS:-Isrc/lib=) -Isrc/server -Wno-missing-prototypes -c -o $@ $<
 $(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -lpthread -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(CLI_LIBS) -lpthread -lm
 $(B)/vramfit-serve: $(SRV_OBJ) $(B)/libvramfit.a
 	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -ldl -lpthread -lm
 

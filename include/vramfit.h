@@ -389,6 +389,11 @@ struct vf_catalog {
  * line and the column. Close with vf_catalog_close().
  */
 enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struct vf_error *err);
+/* The parts of the catalog vf_catalog_open_parts reads; offers need the cards. */
+enum { VF_CATALOG_GPUS = 1, VF_CATALOG_OFFERS = 2, VF_CATALOG_MODELS = 4, VF_CATALOG_ALL = 7 };
+/* As vf_catalog_open, reading only `parts` (an estimate needs no offers): the rest is empty. */
+enum vf_err vf_catalog_open_parts(struct vf_catalog **out, const char *data_dir, unsigned parts,
+                                  struct vf_error *err);
 void vf_catalog_close(struct vf_catalog *c);
 /* Case-insensitive lookup by id, by name, or by "4090"-style short forms. NULL if none. */
 const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char *ref);

@@ -57,6 +57,8 @@ void cli_answer_end(struct cli_answer *r);
 
 /* The catalog (embedded, or --data-dir / VRAMFIT_DATA_DIR); prints the error itself. */
 struct vf_catalog *cli_catalog(const char *data_dir);
+/* The same, reading only VF_CATALOG_* `parts`. */
+struct vf_catalog *cli_catalog_parts(const char *data_dir, unsigned parts);
 
 /* Writes text to stdout; returns EXIT_ERR when it could not. */
 int cli_print(const char *text);

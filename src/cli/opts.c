@@ -11,11 +11,16 @@
 
 struct vf_catalog *cli_catalog(const char *data_dir)
 {
+    return cli_catalog_parts(data_dir, VF_CATALOG_ALL);
+}
+
+struct vf_catalog *cli_catalog_parts(const char *data_dir, unsigned parts)
+{
     if (!data_dir)
         data_dir = getenv("VRAMFIT_DATA_DIR");
     struct vf_catalog *c = NULL;
     struct vf_error err = {0};
-    if (vf_catalog_open(&c, data_dir, &err)) {
+    if (vf_catalog_open_parts(&c, data_dir, parts, &err)) {
         cli_lib_error(&err);
         return NULL;
     }
@@ -153,7 +158,10 @@ int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, str
         return rc;
     if (r->o.help)
         return cli_print(cli_help_text(cmd));
-    if (!(r->cat = cli_catalog(r->o.data_dir)))
+    /* an estimate reads no prices */
+    unsigned parts =
+        vfcmd == VF_CMD_ESTIMATE ? VF_CATALOG_GPUS | VF_CATALOG_MODELS : VF_CATALOG_ALL;
+    if (!(r->cat = cli_catalog_parts(r->o.data_dir, parts)))
         return EXIT_ERR;
     r->a = vf_arena_open(0);
     r->ans = r->a ? vf_arena_alloc(r->a, sizeof *r->ans) : NULL;

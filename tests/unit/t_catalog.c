@@ -152,6 +152,37 @@ static void default_offers(void **state)
     vf_catalog_close(c);
 }
 
+/* vf_catalog_open_parts reads what it is asked for: an estimate's catalog has no offers,
+ * the same cards and models; the embedded table is sorted (catalog.c looks files up with
+ * bsearch), so every file of models.tsv is found. */
+static void catalog_parts(void **state)
+{
+    (void)state;
+    struct vf_catalog *all = open_embedded(), *est = NULL;
+    struct vf_error err = {0};
+    assert_int_equal(vf_catalog_open_parts(&est, NULL, VF_CATALOG_GPUS | VF_CATALOG_MODELS, &err),
+                     VF_OK);
+    assert_true(all->n_offers > 0);
+    assert_u64(est->n_offers, 0);
+    assert_u64(est->n_gpus, all->n_gpus);
+    assert_u64(est->n_models, all->n_models);
+    for (size_t i = 0; i < all->n_models; i++) {
+        size_t len = 0;
+        assert_non_null(vf_catalog_file(est->arena, est, all->models[i].file, &len, &err));
+        assert_true(len > 0);
+    }
+    for (size_t i = 1; i < vf__n_embedded_files; i++)
+        assert_true(strcmp(vf__embedded_files[i - 1].name, vf__embedded_files[i].name) < 0);
+    vf_catalog_close(est);
+    /* offers alone bring their cards (an offer names one) */
+    assert_int_equal(vf_catalog_open_parts(&est, NULL, VF_CATALOG_OFFERS, &err), VF_OK);
+    assert_u64(est->n_offers, all->n_offers);
+    assert_u64(est->n_gpus, all->n_gpus);
+    assert_u64(est->n_models, 0);
+    vf_catalog_close(est);
+    vf_catalog_close(all);
+}
+
 static void lookups(void **state)
 {
     (void)state;
@@ -261,11 +292,24 @@ static void corrupt_data_dir(void **state)
              "\t8.9\tyes\tyes\tno\tme\n",
              gpus_hdr);
     put(dir, "gpus.tsv", text);
+    char good_gpus[2048];
+    memcpy(good_gpus, text, sizeof good_gpus);
     snprintf(text, sizeof text, "%s# ours\ny\t1\t0.5\tEUR\tminute\ton-demand\t2026-11\tus\tme\n",
              prices_hdr);
     put(dir, "prices.tsv", text);
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "prices.tsv:3: column 'gpu' is 'y', expected a card id"));
+
+    /* the same card id twice, a card between them */
+    snprintf(text, sizeof text,
+             "%sx\tX\tNVIDIA\t24\t24564\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tme\n"
+             "z\tZ\tNVIDIA\t24\t24564\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tme\n"
+             "x\tX2\tNVIDIA\t24\t24564\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tme\n",
+             gpus_hdr);
+    put(dir, "gpus.tsv", text);
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "gpus.tsv:4: column 'id' is 'x', expected an id not used"));
+    put(dir, "gpus.tsv", good_gpus);
 
     /* a bad price */
     snprintf(text, sizeof text, "%sx\t1\tcheap\tEUR\tminute\ton-demand\t2026-11\tus\tme\n",
@@ -291,6 +335,16 @@ static void corrupt_data_dir(void **state)
         "me/other\ttiny\tOther\tinfer\tmodels/bad.json\t?\tme\n");
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "models.tsv:3: model 'tiny' is also on line 2"));
+
+    /* ids compare without case (the lookup does): a second row of ME/Tiny is a duplicate,
+     * found after rows in between (the hash set, not the row before) */
+    put(dir, "models.tsv",
+        "id\talias\tname\ttask\tfile\tparams_ref\tsource\n"
+        "me/tiny\t\tTiny\tinfer\tmodels/bad.json\t?\tme\n"
+        "me/mid\t\tMid\tinfer\tmodels/bad.json\t?\tme\n"
+        "ME/Tiny\t\tTiny\tinfer\tmodels/bad.json\t?\tme\n");
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "models.tsv:4: model 'ME/Tiny' is also on line 2"));
 
     /* a model file that is not JSON: the catalog opens; resolving it names the file and line */
     put(dir, "models.tsv",
@@ -448,6 +502,7 @@ int main(void)
         cmocka_unit_test(gpus_match_reference),
         cmocka_unit_test(usable_anchors),
         cmocka_unit_test(default_offers),
+        cmocka_unit_test(catalog_parts),
         cmocka_unit_test(lookups),
         cmocka_unit_test(tsv_reader),
         cmocka_unit_test(corrupt_data_dir),

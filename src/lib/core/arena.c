@@ -95,7 +95,7 @@ void vf_arena_close(struct vf_arena *a)
     vf__free(a);
 }
 
-void *vf_arena_alloc(struct vf_arena *a, size_t n)
+void *vf__arena_take(struct vf_arena *a, size_t n)
 {
     if (!a)
         return NULL;
@@ -121,13 +121,20 @@ void *vf_arena_alloc(struct vf_arena *a, size_t n)
     }
     unsigned char *p = (unsigned char *)b + hdr_size() + b->used;
     b->used += need;
-    memset(p, 0, n);
+    return p;
+}
+
+void *vf_arena_alloc(struct vf_arena *a, size_t n)
+{
+    void *p = vf__arena_take(a, n);
+    if (p)
+        memset(p, 0, n);
     return p;
 }
 
 char *vf_arena_strndup(struct vf_arena *a, const char *s, size_t n)
 {
-    char *p = vf_arena_alloc(a, n + 1);
+    char *p = n + 1 ? vf__arena_take(a, n + 1) : NULL;
     if (!p)
         return NULL;
     memcpy(p, s, n);
@@ -148,7 +155,7 @@ char *vf_arena_printf(struct vf_arena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return NULL;
-    char *p = vf_arena_alloc(a, (size_t)n + 1);
+    char *p = vf__arena_take(a, (size_t)n + 1);
     if (!p)
         return NULL;
     va_start(ap, fmt);

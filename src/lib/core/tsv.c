@@ -21,8 +21,9 @@ enum vf_err vf__tsv_parse(struct vf_arena *a, const char *text, size_t len, cons
                         VF_MAX_TSV_ROWS);
     /* one copy of the text, split in place: fields point into it */
     char *buf = vf_arena_strndup(a, text, len);
-    out->rows = vf_arena_alloc(a, n_lines * sizeof *out->rows);
-    out->lines = vf_arena_alloc(a, n_lines * sizeof *out->lines);
+    /* filled up to n_rows */
+    out->rows = vf__arena_take(a, n_lines * sizeof *out->rows);
+    out->lines = vf__arena_take(a, n_lines * sizeof *out->lines);
     if (!buf || !out->rows || !out->lines)
         return vf__errf(err, VF_ENOMEM, "%s: out of memory", origin);
 
@@ -54,7 +55,7 @@ enum vf_err vf__tsv_parse(struct vf_arena *a, const char *text, size_t len, cons
             *t++ = 0;
             f[nf++] = t;
         }
-        char **fields = vf_arena_alloc(a, nf * sizeof *fields);
+        char **fields = vf__arena_take(a, nf * sizeof *fields);
         if (!fields)
             return vf__errf(err, VF_ENOMEM, "%s: out of memory", origin);
         memcpy(fields, f, nf * sizeof *fields);

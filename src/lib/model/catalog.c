@@ -8,16 +8,21 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* --------------------------------------------------------------- file access */
 
+static int by_name(const void *key, const void *f)
+{
+    return strcmp(key, ((const struct vf__embedded_file *)f)->name);
+}
+
+/* tools/embed.c writes the table sorted by name */
 static const struct vf__embedded_file *embedded(const char *name)
 {
-    for (size_t i = 0; i < vf__n_embedded_files; i++)
-        if (!strcmp(vf__embedded_files[i].name, name))
-            return &vf__embedded_files[i];
-    return NULL;
+    return bsearch(name, vf__embedded_files, vf__n_embedded_files, sizeof *vf__embedded_files,
+                   by_name);
 }
 
 const char *vf_catalog_file(struct vf_arena *a, const struct vf_catalog *c, const char *name,
@@ -46,122 +51,196 @@ const char *vf_catalog_file(struct vf_arena *a, const struct vf_catalog *c, cons
 
 /* ------------------------------------------------------------------ fields */
 
+/* A record of a table whose columns were looked up once: field(r, K) is column cols[K]. */
 struct row_ctx {
     const struct vf__tsv *t;
+    const char *const *cols; /* the names the loader asked for, NULL-terminated */
+    const int *ix;           /* ix[K]: the position of cols[K] in the file's header */
     size_t row;
     struct vf_error *err;
 };
 
-static const char *field(const struct row_ctx *r, const char *col)
+static const char *field(const struct row_ctx *r, int k)
 {
-    int i = vf__tsv_col(r->t, col);
-    return i < 0 ? NULL : r->t->rows[r->row][i];
+    return r->t->rows[r->row][r->ix[k]];
 }
 
-static enum vf_err bad(const struct row_ctx *r, const char *col, const char *expected)
+static enum vf_err bad(const struct row_ctx *r, int k, const char *expected)
 {
-    const char *v = field(r, col);
     return vf__errf(r->err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected %s", r->t->origin,
-                    r->t->lines[r->row], col, v ? v : "", expected);
+                    r->t->lines[r->row], r->cols[k], field(r, k), expected);
 }
 
-static enum vf_err need_cols(const struct vf__tsv *t, const char *const *cols, struct vf_error *err)
-{
-    for (size_t i = 0; cols[i]; i++)
-        if (vf__tsv_col(t, cols[i]) < 0)
-            return vf__errf(err, VF_EFORMAT, "%s: header has no column '%s'", t->origin, cols[i]);
-    return VF_OK;
-}
-
-/* Reads catalog file `name` as a TSV table that must have the columns `cols`. */
+/* Reads catalog file `name` as a TSV table that must have the columns `cols` (at most
+ * MAX_COLS); ix[K] receives the position of cols[K]. */
+#define MAX_COLS 16
 static enum vf_err load_table(struct vf_catalog *c, const char *name, const char *const *cols,
-                              struct vf__tsv *t, struct vf_error *err)
+                              struct vf__tsv *t, int *ix, struct vf_error *err)
 {
     size_t len;
     const char *text = vf_catalog_file(c->arena, c, name, &len, err);
     if (!text)
         return err ? err->code : VF_ENOENT;
     enum vf_err rc = vf__tsv_parse(c->arena, text, len, name, t, err);
-    return rc ? rc : need_cols(t, cols, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < MAX_COLS && cols[i]; i++)
+        if ((ix[i] = vf__tsv_col(t, cols[i])) < 0)
+            return vf__errf(err, VF_EFORMAT, "%s: header has no column '%s'", t->origin, cols[i]);
+    return VF_OK;
 }
 
-static enum vf_err u64_field(const struct row_ctx *r, const char *col, bool unknown_ok,
-                             uint64_t *out)
+static enum vf_err u64_field(const struct row_ctx *r, int k, bool unknown_ok, uint64_t *out)
 {
-    const char *v = field(r, col);
+    const char *v = field(r, k);
     if (unknown_ok && (!strcmp(v, "?") || !*v)) {
         *out = VF_UNKNOWN;
         return VF_OK;
     }
     if (vf_parse_count(v, out, NULL))
-        return bad(r, col, unknown_ok ? "a whole number or '?'" : "a whole number");
+        return bad(r, k, unknown_ok ? "a whole number or '?'" : "a whole number");
     return VF_OK;
 }
 
-static enum vf_err bool_field(const struct row_ctx *r, const char *col, bool *out)
+static enum vf_err bool_field(const struct row_ctx *r, int k, bool *out)
 {
-    const char *v = field(r, col);
+    const char *v = field(r, k);
     if (!strcmp(v, "yes"))
         *out = true;
     else if (!strcmp(v, "no") || !strcmp(v, "?"))
         *out = false;
     else
-        return bad(r, col, "yes, no or ?");
+        return bad(r, k, "yes, no or ?");
     return VF_OK;
 }
 
-/* ------------------------------------------------------------------- gpus */
+/* FNV-1a of s, lowercased when fold: duplicate and unknown ids are looked up in a hash set. */
+static uint32_t id_hash(const char *s, bool fold)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (fold && ch >= 'A' && ch <= 'Z')
+            ch = (unsigned char)(ch + 32);
+        h = (h ^ ch) * 16777619u;
+    }
+    return h;
+}
 
-static enum vf_err load_gpus(struct vf_catalog *c, struct vf_error *err)
+/* An open-addressing set of row numbers keyed by id strings: slot holds row + 1, 0 is free. */
+struct idset {
+    uint32_t *slot;
+    size_t mask;
+};
+
+static enum vf_err idset_init(struct idset *s, struct vf_arena *a, size_t n, struct vf_error *err)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    s->slot = vf_arena_alloc(a, cap * sizeof *s->slot);
+    s->mask = cap - 1;
+    return s->slot ? VF_OK : vf__errf(err, VF_ENOMEM, "catalog: out of memory");
+}
+
+/* The row whose key (key(ctx, row)) equals id, else adds row when add and returns -1. */
+static long idset_find(struct idset *s, const char *id, bool fold,
+                       const char *(*key)(const void *ctx, size_t row), const void *ctx, long add)
+{
+    size_t i = id_hash(id, fold) & s->mask;
+    for (; s->slot[i]; i = (i + 1) & s->mask) {
+        const char *k = key(ctx, s->slot[i] - 1);
+        if (fold ? !vf__strcasecmp(k, id) : !strcmp(k, id))
+            return (long)s->slot[i] - 1;
+    }
+    if (add >= 0)
+        s->slot[i] = (uint32_t)add + 1;
+    return -1;
+}
+
+static const char *model_id_key(const void *ctx, size_t row)
+{
+    return ((const struct vf_catalog_model *)ctx)[row].id;
+}
+
+static const char *model_alias_key(const void *ctx, size_t row)
+{
+    return ((const struct vf_catalog_model *)ctx)[row].alias;
+}
+
+static const char *gpu_key(const void *ctx, size_t row)
+{
+    return ((const struct vf_gpu_spec *)ctx)[row].id;
+}
+
+enum {
+    G_ID,
+    G_NAME,
+    G_VENDOR,
+    G_MARKETED_GB,
+    G_SMI_MIB,
+    G_USABLE_BYTES,
+    G_USABLE_KIND,
+    G_BANDWIDTH_GBPS,
+    G_ARCH,
+    G_CC,
+    G_BF16,
+    G_FP8,
+    G_FP4,
+    G_SOURCE
+};
+static enum vf_err load_gpus(struct vf_catalog *c, struct idset *ids, struct vf_error *err)
 {
     static const char *const cols[] = {"id",      "name",         "vendor",      "marketed_gb",
                                        "smi_mib", "usable_bytes", "usable_kind", "bandwidth_gbps",
                                        "arch",    "cc",           "bf16",        "fp8",
                                        "fp4",     "source",       NULL};
     struct vf__tsv t;
-    enum vf_err rc = load_table(c, "gpus.tsv", cols, &t, err);
+    int ix[MAX_COLS];
+    enum vf_err rc = load_table(c, "gpus.tsv", cols, &t, ix, err);
     if (rc)
         return rc;
     c->gpus = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->gpus);
     if (!c->gpus)
         return vf__errf(err, VF_ENOMEM, "gpus.tsv: out of memory");
+    if ((rc = idset_init(ids, c->arena, t.n_rows, err)))
+        return rc;
     for (size_t i = 0; i < t.n_rows; i++) {
-        struct row_ctx r = {&t, i, err};
+        struct row_ctx r = {&t, cols, ix, i, err};
         struct vf_gpu_spec *g = &c->gpus[i];
         uint64_t v;
-        g->id = field(&r, "id");
-        g->name = field(&r, "name");
-        g->vendor = field(&r, "vendor");
-        g->arch = field(&r, "arch");
-        g->cc = field(&r, "cc");
-        g->source = field(&r, "source");
+        g->id = field(&r, G_ID);
+        g->name = field(&r, G_NAME);
+        g->vendor = field(&r, G_VENDOR);
+        g->arch = field(&r, G_ARCH);
+        g->cc = field(&r, G_CC);
+        g->source = field(&r, G_SOURCE);
         if (!*g->id)
-            return bad(&r, "id", "a card id");
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(c->gpus[j].id, g->id))
-                return bad(&r, "id", "an id not used on an earlier line");
-        if ((rc = u64_field(&r, "marketed_gb", false, &v)))
+            return bad(&r, G_ID, "a card id");
+        if (idset_find(ids, g->id, false, gpu_key, c->gpus, (long)i) >= 0)
+            return bad(&r, G_ID, "an id not used on an earlier line");
+        if ((rc = u64_field(&r, G_MARKETED_GB, false, &v)))
             return rc;
         if (v == 0 || v > 100000)
-            return bad(&r, "marketed_gb", "a size in GB between 1 and 100000");
+            return bad(&r, G_MARKETED_GB, "a size in GB between 1 and 100000");
         g->marketed_gb = (uint32_t)v;
-        if ((rc = u64_field(&r, "smi_mib", true, &v)))
+        if ((rc = u64_field(&r, G_SMI_MIB, true, &v)))
             return rc;
         g->smi_bytes = v == VF_UNKNOWN ? VF_UNKNOWN : v << 20;
-        if ((rc = u64_field(&r, "usable_bytes", false, &g->usable_bytes)))
+        if ((rc = u64_field(&r, G_USABLE_BYTES, false, &g->usable_bytes)))
             return rc;
         if (g->usable_bytes == 0 || g->usable_bytes > (uint64_t)g->marketed_gb * 1100000000ULL)
-            return bad(&r, "usable_bytes", "a byte count no larger than the marketed size");
-        const char *kind = field(&r, "usable_kind");
+            return bad(&r, G_USABLE_BYTES, "a byte count no larger than the marketed size");
+        const char *kind = field(&r, G_USABLE_KIND);
         if (!strcmp(kind, "derived"))
             g->usable_derived = true;
         else if (strcmp(kind, "measured"))
-            return bad(&r, "usable_kind", "measured or derived");
-        if ((rc = u64_field(&r, "bandwidth_gbps", true, &v)))
+            return bad(&r, G_USABLE_KIND, "measured or derived");
+        if ((rc = u64_field(&r, G_BANDWIDTH_GBPS, true, &v)))
             return rc;
         g->bandwidth_gbps = v == VF_UNKNOWN || v > UINT32_MAX ? 0 : (uint32_t)v;
-        if ((rc = bool_field(&r, "bf16", &g->bf16)) || (rc = bool_field(&r, "fp8", &g->fp8)) ||
-            (rc = bool_field(&r, "fp4", &g->fp4)))
+        if ((rc = bool_field(&r, G_BF16, &g->bf16)) || (rc = bool_field(&r, G_FP8, &g->fp8)) ||
+            (rc = bool_field(&r, G_FP4, &g->fp4)))
             return rc;
     }
     c->n_gpus = t.n_rows;
@@ -170,47 +249,56 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct vf_error *err)
 
 /* ----------------------------------------------------------------- prices */
 
-static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
+enum {
+    P_GPU,
+    P_COUNT,
+    P_PRICE_PER_HOUR,
+    P_CURRENCY,
+    P_BILLING,
+    P_KIND,
+    P_AS_OF,
+    P_PROVIDER,
+    P_SOURCE
+};
+static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, struct vf_error *err)
 {
     static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
                                        "kind", "as_of", "provider",       "source",   NULL};
     struct vf__tsv t;
-    enum vf_err rc = load_table(c, "prices.tsv", cols, &t, err);
+    int ix[MAX_COLS];
+    enum vf_err rc = load_table(c, "prices.tsv", cols, &t, ix, err);
     if (rc)
         return rc;
     c->offers = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->offers);
     if (!c->offers)
         return vf__errf(err, VF_ENOMEM, "prices.tsv: out of memory");
     for (size_t i = 0; i < t.n_rows; i++) {
-        struct row_ctx r = {&t, i, err};
+        struct row_ctx r = {&t, cols, ix, i, err};
         struct vf_offer *o = &c->offers[i];
         uint64_t v;
-        o->gpu_id = field(&r, "gpu");
-        bool known = false;
-        for (size_t j = 0; j < c->n_gpus && !known; j++)
-            known = !strcmp(c->gpus[j].id, o->gpu_id);
-        if (!known)
-            return bad(&r, "gpu", "a card id from gpus.tsv");
-        if ((rc = u64_field(&r, "count", false, &v)))
+        o->gpu_id = field(&r, P_GPU);
+        if (idset_find(gpu_ids, o->gpu_id, false, gpu_key, c->gpus, -1) < 0)
+            return bad(&r, P_GPU, "a card id from gpus.tsv");
+        if ((rc = u64_field(&r, P_COUNT, false, &v)))
             return rc;
         if (v == 0 || v > VF_MAX_GPUS)
-            return bad(&r, "count", "a card count from 1 to 4096");
+            return bad(&r, P_COUNT, "a card count from 1 to 4096");
         o->count = (uint32_t)v;
-        if (vf_parse_price(field(&r, "price_per_hour"), &o->price_micro, NULL))
-            return bad(&r, "price_per_hour", "a decimal price with at most 6 decimals");
-        const char *cur = field(&r, "currency");
+        if (vf_parse_price(field(&r, P_PRICE_PER_HOUR), &o->price_micro, NULL))
+            return bad(&r, P_PRICE_PER_HOUR, "a decimal price with at most 6 decimals");
+        const char *cur = field(&r, P_CURRENCY);
         if (strlen(cur) != 3 || !isupper((unsigned char)cur[0]) ||
             !isupper((unsigned char)cur[1]) || !isupper((unsigned char)cur[2]))
-            return bad(&r, "currency", "a three-letter ISO code such as EUR");
+            return bad(&r, P_CURRENCY, "a three-letter ISO code such as EUR");
         memcpy(o->currency, cur, 4);
-        o->billing = field(&r, "billing");
+        o->billing = field(&r, P_BILLING);
         if (strcmp(o->billing, "minute") && strcmp(o->billing, "second") &&
             strcmp(o->billing, "hour"))
-            return bad(&r, "billing", "minute, second or hour");
-        o->kind = field(&r, "kind");
-        o->as_of = field(&r, "as_of");
-        o->provider = field(&r, "provider");
-        o->source = field(&r, "source");
+            return bad(&r, P_BILLING, "minute, second or hour");
+        o->kind = field(&r, P_KIND);
+        o->as_of = field(&r, P_AS_OF);
+        o->provider = field(&r, P_PROVIDER);
+        o->source = field(&r, P_SOURCE);
     }
     c->n_offers = t.n_rows;
     return VF_OK;
@@ -220,27 +308,33 @@ static enum vf_err load_prices(struct vf_catalog *c, struct vf_error *err)
 
 /* models.tsv indexes the model files: the lookup needs no JSON parsing at all, and each
  * config is parsed only when that model is resolved. */
+enum { M_ID, M_ALIAS, M_NAME, M_TASK, M_FILE, M_PARAMS_REF, M_SOURCE };
 static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
 {
     static const char *const cols[] = {"id",   "alias",      "name",   "task",
                                        "file", "params_ref", "source", NULL};
     struct vf__tsv t;
-    enum vf_err rc = load_table(c, "models.tsv", cols, &t, err);
+    int ix[MAX_COLS];
+    enum vf_err rc = load_table(c, "models.tsv", cols, &t, ix, err);
     if (rc)
         return rc;
     c->models = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->models);
     if (!c->models)
         return vf__errf(err, VF_ENOMEM, "models.tsv: out of memory");
+    struct idset ids, aliases;
+    if ((rc = idset_init(&ids, c->arena, t.n_rows, err)) ||
+        (rc = idset_init(&aliases, c->arena, t.n_rows, err)))
+        return rc;
     for (size_t i = 0; i < t.n_rows; i++) {
-        struct row_ctx r = {&t, i, err};
+        struct row_ctx r = {&t, cols, ix, i, err};
         struct vf_catalog_model *m = &c->models[i];
-        m->id = field(&r, "id");
-        m->alias = *field(&r, "alias") ? field(&r, "alias") : NULL;
-        m->name = *field(&r, "name") ? field(&r, "name") : m->id;
-        m->file = field(&r, "file");
+        m->id = field(&r, M_ID);
+        m->alias = *field(&r, M_ALIAS) ? field(&r, M_ALIAS) : NULL;
+        m->name = *field(&r, M_NAME) ? field(&r, M_NAME) : m->id;
+        m->file = field(&r, M_FILE);
         if (!strchr(m->id, '/'))
-            return bad(&r, "id", "a Hugging Face id ORG/NAME");
-        const char *task = field(&r, "task");
+            return bad(&r, M_ID, "a Hugging Face id ORG/NAME");
+        const char *task = field(&r, M_TASK);
         if (!strcmp(task, "infer"))
             m->task = VF_TASK_INFER;
         else if (!strcmp(task, "image"))
@@ -248,29 +342,29 @@ static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
         else if (!strcmp(task, "video"))
             m->task = VF_TASK_VIDEO;
         else
-            return bad(&r, "task", "infer, image or video");
+            return bad(&r, M_TASK, "infer, image or video");
         /* LLM configs live in models/, pipelines in pipelines/ */
         const char *dir = m->task == VF_TASK_INFER ? "models/" : "pipelines/";
         size_t fl = strlen(m->file), dl = strlen(dir);
         if (strncmp(m->file, dir, dl) || fl < dl + 6 || strcmp(m->file + fl - 5, ".json") ||
             strstr(m->file, ".."))
-            return bad(&r, "file",
+            return bad(&r, M_FILE,
                        m->task == VF_TASK_INFER ? "models/NAME.json" : "pipelines/NAME.json");
         if (!c->data_dir && !embedded(m->file))
-            return bad(&r, "file", "a file that exists under data/");
+            return bad(&r, M_FILE, "a file that exists under data/");
         uint64_t p;
-        if ((rc = u64_field(&r, "params_ref", true, &p)))
+        if ((rc = u64_field(&r, M_PARAMS_REF, true, &p)))
             return rc;
         m->params_ref = p;
-        for (size_t j = 0; j < i; j++)
-            if (!vf__strcasecmp(c->models[j].id, m->id) ||
-                (m->alias && c->models[j].alias && !vf__strcasecmp(c->models[j].alias, m->alias)))
-                return vf__errf(
-                    err, VF_EFORMAT, "models.tsv:%zu: model '%s' is also on line %zu", t.lines[i],
-                    m->alias && c->models[j].alias && !vf__strcasecmp(c->models[j].alias, m->alias)
-                        ? m->alias
-                        : m->id,
-                    t.lines[j]);
+        long j = idset_find(&ids, m->id, true, model_id_key, c->models, (long)i);
+        const char *dup = m->id;
+        if (j < 0 && m->alias) {
+            j = idset_find(&aliases, m->alias, true, model_alias_key, c->models, (long)i);
+            dup = m->alias;
+        }
+        if (j >= 0)
+            return vf__errf(err, VF_EFORMAT, "models.tsv:%zu: model '%s' is also on line %zu",
+                            t.lines[i], dup, t.lines[j]);
     }
     c->n_models = t.n_rows;
     return VF_OK;
@@ -278,7 +372,8 @@ static enum vf_err load_models(struct vf_catalog *c, struct vf_error *err)
 
 /* ------------------------------------------------------------------ public */
 
-enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struct vf_error *err)
+enum vf_err vf_catalog_open_parts(struct vf_catalog **out, const char *data_dir, unsigned parts,
+                                  struct vf_error *err)
 {
     *out = NULL;
     struct vf_arena *a = vf_arena_open(0);
@@ -289,10 +384,13 @@ enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struc
     }
     c->arena = a;
     c->data_dir = data_dir && *data_dir ? vf_arena_strdup(a, data_dir) : NULL;
-    enum vf_err rc = load_gpus(c, err);
-    if (!rc)
-        rc = load_prices(c, err);
-    if (!rc)
+    struct idset gpu_ids;
+    enum vf_err rc = VF_OK;
+    if (parts & (VF_CATALOG_GPUS | VF_CATALOG_OFFERS))
+        rc = load_gpus(c, &gpu_ids, err);
+    if (!rc && (parts & VF_CATALOG_OFFERS))
+        rc = load_prices(c, &gpu_ids, err);
+    if (!rc && (parts & VF_CATALOG_MODELS))
         rc = load_models(c, err);
     if (rc) {
         if (c->data_dir)
@@ -302,6 +400,11 @@ enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struc
     }
     *out = c;
     return VF_OK;
+}
+
+enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struct vf_error *err)
+{
+    return vf_catalog_open_parts(out, data_dir, VF_CATALOG_ALL, err);
 }
 
 void vf_catalog_close(struct vf_catalog *c)

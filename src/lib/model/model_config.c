@@ -724,7 +724,7 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
 
     struct extras xs = {.cap = 8 * (size_t)m->n_layers + 8};
     struct extras *x = &xs;
-    x->g = vf_arena_alloc(a, x->cap * sizeof(*x->g));
+    x->g = vf__arena_take(a, x->cap * sizeof(*x->g)); /* filled up to x->n */
     if (!x->g)
         return vf__errf(c->err, VF_ENOMEM, "config: '%s': out of memory", c->origin);
     if ((rc = recurrent(c, m, x)))

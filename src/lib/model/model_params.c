@@ -236,7 +236,7 @@ enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struc
     if (m->n_layers > VF_MAX_LAYERS || m->n_groups > VF_MAX_MODEL_GROUPS)
         return vf__errf(err, VF_ELIMIT, "model: %u layers, %zu groups exceed the limits",
                         m->n_layers, m->n_groups);
-    b.g = vf_arena_alloc(a, cap * sizeof(*b.g));
+    b.g = vf__arena_take(a, cap * sizeof(*b.g)); /* filled by add() up to b.n */
     if (!b.g)
         return vf__errf(err, VF_ENOMEM, "model: cannot allocate %zu tensor groups", cap);
     b.cap = cap;
@@ -283,7 +283,7 @@ enum vf_err vf__model_build_groups(struct vf_arena *a, struct vf_model *m, struc
     /* Stable counting sort by bucket so the reader's groups sit in their layers. */
     size_t nb = (size_t)m->n_layers + 2;
     size_t *start = vf_arena_alloc(a, (nb + 1) * sizeof(*start));
-    struct vf_tgroup *out = vf_arena_alloc(a, (b.n ? b.n : 1) * sizeof(*out));
+    struct vf_tgroup *out = vf__arena_take(a, (b.n ? b.n : 1) * sizeof(*out)); /* all b.n set */
     if (!start || !out)
         return vf__errf(err, VF_ENOMEM, "model: cannot allocate %zu tensor groups", b.n);
     for (size_t i = 0; i < b.n; i++)
