@@ -7,6 +7,16 @@
 # /healthz's (issue 15: the estimate at least 50 %, the pick at least 20 %).
 bin=${1:-build/vramfit}
 secs=${2:-30}
+dir=$(dirname "$0")
+# the library's part of each API request, in process (bench/apicost.c), first
+lib=$(dirname "$bin")/libvramfit.a
+cost=${TMPDIR:-/tmp}/vramfit-apicost.$$
+if [ -f "$lib" ] && cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$dir/../include" -o "$cost" \
+    "$dir/apicost.c" "$lib" -ljansson -lm -ldl -lpthread; then
+    "$cost" "${APICOST_N:-3000}"
+    rm -f "$cost"
+    echo
+fi
 command -v wrk >/dev/null 2>&1 || { echo "serve.sh needs wrk (apt-get install wrk)"; exit 1; }
 out=$(mktemp)
 "$bin" serve --listen 127.0.0.1:0 >"$out" 2>/dev/null &

@@ -275,7 +275,8 @@ struct vf_tgroup {
 /* An image or video generation pipeline (transformer/UNet, text encoders, VAE). */
 struct vf_pipeline;
 struct vf_tensor_info;
-struct vf__memo; /* library-internal (src/lib/internal.h) */
+struct vf__memo;   /* library-internal (src/lib/internal.h) */
+struct vf__shared; /* library-internal (src/lib/internal.h) */
 
 struct vf_model {
     const char *id;                     /* "meta-llama/Llama-3.1-8B-Instruct" or the path given */
@@ -331,6 +332,9 @@ struct vf_model {
      * vf_pick (weight bytes per storage), set on the solver's own copy of the model only;
      * NULL everywhere else. Callers leave it NULL. */
     struct vf__memo *memo;
+    /* Library-internal: the weight sums the requests of a server share, set by
+     * vf_catalog_preload on the catalog's parsed models; NULL everywhere else. */
+    struct vf__shared *shared;
 };
 
 /* ---------------------------------------------------------------- catalog */
@@ -367,9 +371,10 @@ struct vf_catalog_model {
     const char *id;
     const char *alias;
     const char *name;
-    const char *file;    /* "models/llama-3.1-8b.json" */
-    uint64_t params_ref; /* the published exact parameter count, VF_UNKNOWN if none */
-    enum vf_task task;   /* infer (an LLM config) or image/video (a pipeline file) */
+    const char *file;              /* "models/llama-3.1-8b.json" */
+    uint64_t params_ref;           /* the published exact parameter count, VF_UNKNOWN if none */
+    enum vf_task task;             /* infer (an LLM config) or image/video (a pipeline file) */
+    const struct vf_model *loaded; /* parsed by vf_catalog_preload, else NULL */
 };
 
 struct vf_catalog {
@@ -395,6 +400,11 @@ enum { VF_CATALOG_GPUS = 1, VF_CATALOG_OFFERS = 2, VF_CATALOG_MODELS = 4, VF_CAT
 enum vf_err vf_catalog_open_parts(struct vf_catalog **out, const char *data_dir, unsigned parts,
                                   struct vf_error *err);
 void vf_catalog_close(struct vf_catalog *c);
+/* Parses every model of c once (a server's requests then share them, read-only): after it,
+ * vf_model_resolve of a catalog model copies the parsed one instead of reading its file. A
+ * model whose file does not parse is left out (vf_model_resolve reports it when asked for
+ * it); the error is only running out of memory. Not thread-safe: call it before sharing c. */
+enum vf_err vf_catalog_preload(struct vf_catalog *c, struct vf_error *err);
 /* Case-insensitive lookup by id, by name, or by "4090"-style short forms. NULL if none. */
 const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char *ref);
 /* Cards whose id or name contains ref (normalized), for "did you mean"; returns count. */
@@ -601,7 +611,7 @@ struct vf_workload {
     unsigned cmd;                /* the VF_CMD_* the options are for (vf_workload_init) */
 };
 
-#define VF_MAX_COMPONENTS  16
+#define VF_MAX_COMPONENTS  64
 #define VF_MAX_ASSUMPTIONS 24
 #define VF_MAX_EXTRAS      24
 #define VF_MAX_LINES       12
@@ -659,6 +669,9 @@ struct vf_estimate {
      * NULL: vf_estimate() then fails (VF_ELIMIT naming the limit, or VF_ENOMEM) rather than
      * return a result with something silently left out. */
     const char *incomplete;
+    /* Set for the fit solver's probes, which read only the totals: assumptions, engine lines
+     * and fixes are not formatted (they stay empty). */
+    bool totals_only;
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 

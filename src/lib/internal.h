@@ -9,6 +9,7 @@
 #include "vramfit.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 #define VF__PRINTF(a, b) __attribute__((format(printf, a, b)))
 
@@ -89,6 +90,9 @@ struct vf__embedded_file {
 extern const struct vf__embedded_file vf__embedded_files[];
 extern const size_t vf__n_embedded_files;
 
+/* vf_arena_printf with a va_list. */
+char *vf__arena_vprintf(struct vf_arena *a, const char *fmt, va_list ap) VF__PRINTF(2, 0);
+
 /* As vf_arena_alloc, without zeroing: for arrays the caller fills before it reads them. */
 void *vf__arena_take(struct vf_arena *a, size_t n);
 
@@ -152,13 +156,21 @@ struct vf__memo_weights {
     uint64_t *layer; /* vf_model_layer_weight_bytes(owner, q, l) at [l + 1], or NULL */
     size_t n_layer;  /* entries of layer: the groups' largest layer + 2 */
 };
+#define VF__MEMO_KV 4
+struct vf__memo_kv {
+    enum vf_dtype dtype;    /* the cache type (never VF_DT_DEFAULT) */
+    uint64_t full, sliding; /* bytes per token of the full and the sliding-window layers */
+};
 struct vf__memo {
     const struct vf_model *owner;
     struct vf_arena *a; /* where `layer` arrays live; must outlive the memo's use */
     struct vf__memo_weights w[VF__MEMO_QUANTS];
     size_t n_w;
+    struct vf__memo_kv kv[VF__MEMO_KV]; /* model_kv.c's sums, per cache type */
+    size_t n_kv;
     uint64_t n_estimates;   /* estimates the solver ran with this memo (fit.c, pick.c) */
     uint64_t n_weight_sums; /* weight sums computed: once per storage (and once per-layer) */
+    bool probing;           /* fit.c's probes run: their estimates are totals_only */
 };
 /* Points m (the solver's own copy) at memo, empty, with its arrays in arena a. */
 static inline void vf__memo_attach(struct vf__memo *memo, struct vf_arena *a, struct vf_model *m)
@@ -169,6 +181,17 @@ static inline void vf__memo_attach(struct vf__memo *memo, struct vf_arena *a, st
 /* The memo's slot for storage q when m is the memo's owner (NULL: compute as usual; also when
  * all VF__MEMO_QUANTS slots are taken). */
 struct vf__memo_weights *vf__memo_weights(const struct vf_model *m, const struct vf_quant *q);
+
+/* The weight totals of one preloaded catalog model (vf_catalog_preload), shared by every
+ * request of a server: computed by the first request that needs a storage, under a mutex
+ * (requests run in threads). Freed with the catalog (vf__shared_free). */
+#define VF__SHARED_QUANTS 16
+struct vf__shared;
+struct vf__shared *vf__shared_new(struct vf_arena *a);
+void vf__shared_free(struct vf__shared *s);
+/* The total of storage q in *total when known; else false. */
+bool vf__shared_get(struct vf__shared *s, const struct vf_quant *q, uint64_t *total);
+void vf__shared_put(struct vf__shared *s, const struct vf_quant *q, uint64_t total);
 
 /* vf_fit() that also returns the estimate on `count` cards, and solves the largest
  * context and users only when `solve` (pick needs the solution only for short cards). */
@@ -273,6 +296,24 @@ struct vf__sb {
 void vf__sb_init(struct vf__sb *b, struct vf_arena *a);
 void vf__sb_printf(struct vf__sb *b, const char *fmt, ...) VF__PRINTF(2, 3);
 void vf__sb_vprintf(struct vf__sb *b, const char *fmt, va_list ap);
+/* Appends n bytes of s (in place while they fit, else through the slow path that grows the
+ * buffer), a string, one character. */
+void vf__sb_putn_slow(struct vf__sb *b, const char *s, size_t n);
+static inline void vf__sb_putn(struct vf__sb *b, const char *s, size_t n)
+{
+    if (b->p && n < b->cap - b->len) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = 0;
+    } else {
+        vf__sb_putn_slow(b, s, n);
+    }
+}
+void vf__sb_puts(struct vf__sb *b, const char *s);
+static inline void vf__sb_putc(struct vf__sb *b, char c)
+{
+    vf__sb_putn(b, &c, 1);
+}
 /* The text ("" when nothing was added), or NULL when an allocation failed. */
 char *vf__sb_done(struct vf__sb *b);
 

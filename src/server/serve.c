@@ -376,8 +376,10 @@ int main(int argc, char **argv)
         return 2;
     }
     struct vf_error err = {0};
-    if (vf_catalog_open(&srv_catalog, data_dir, &err)) {
+    /* every request shares the catalog's models, parsed once (issue 15) */
+    if (vf_catalog_open(&srv_catalog, data_dir, &err) || vf_catalog_preload(srv_catalog, &err)) {
         srv_fail("%s", err.msg);
+        vf_catalog_close(srv_catalog);
         return 1;
     }
     if (load_mhd()) {

@@ -147,19 +147,31 @@ char *vf_arena_strdup(struct vf_arena *a, const char *s)
     return s ? vf_arena_strndup(a, s, strlen(s)) : NULL;
 }
 
-char *vf_arena_printf(struct vf_arena *a, const char *fmt, ...)
+char *vf__arena_vprintf(struct vf_arena *a, const char *fmt, va_list ap)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
+    /* one pass through a stack buffer when the text fits it (most do), else a second one */
+    char buf[256];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap2);
+    va_end(ap2);
     if (n < 0)
         return NULL;
     char *p = vf__arena_take(a, (size_t)n + 1);
     if (!p)
         return NULL;
+    if ((size_t)n < sizeof buf)
+        memcpy(p, buf, (size_t)n + 1);
+    else
+        vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *vf_arena_printf(struct vf_arena *a, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = vf__arena_vprintf(a, fmt, ap);
     va_end(ap);
     return p;
 }

@@ -87,21 +87,16 @@ static const char *format(struct vf_arena *a, struct vf_estimate *e, const char 
     VF__PRINTF(3, 0);
 static const char *format(struct vf_arena *a, struct vf_estimate *e, const char *fmt, va_list ap)
 {
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    char *s = n < 0 ? NULL : vf_arena_alloc(a, (size_t)n + 1);
-    if (!s) {
+    char *s = vf__arena_vprintf(a, fmt, ap);
+    if (!s)
         incomplete(e, OUT_OF_MEMORY);
-        return NULL;
-    }
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
 
 void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
+    if (e->totals_only)
+        return;
     if (e->n_assumptions >= VF_MAX_ASSUMPTIONS) {
         incomplete(e, "more than " STR(VF_MAX_ASSUMPTIONS) " assumptions (VF_MAX_ASSUMPTIONS)");
         return;
@@ -148,6 +143,8 @@ static void add_line(struct vf_arena *a, struct vf_estimate *e, const char **lin
 static void add_line(struct vf_arena *a, struct vf_estimate *e, const char **lines, size_t *n,
                      const char *why, const char *fmt, va_list ap)
 {
+    if (e->totals_only)
+        return;
     if (*n >= VF_MAX_LINES) {
         incomplete(e, why);
         return;
@@ -239,6 +236,7 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         struct vf_estimate *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->totals_only = m->memo && m->memo->probing;
     const struct vf_engine *e = vf_engine_for(w, err);
     if (!e)
         return err ? err->code : VF_EINVAL;

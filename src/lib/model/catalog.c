@@ -409,8 +409,12 @@ enum vf_err vf_catalog_open(struct vf_catalog **out, const char *data_dir, struc
 
 void vf_catalog_close(struct vf_catalog *c)
 {
-    if (c)
-        vf_arena_close(c->arena);
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_models; i++)
+        if (c->models[i].loaded)
+            vf__shared_free(c->models[i].loaded->shared);
+    vf_arena_close(c->arena);
 }
 
 /* Lowercase letters and digits only: "GeForce RTX-4090" -> "geforcertx4090". */

@@ -632,6 +632,51 @@ static enum vf_err unknown(const struct vf_catalog *c, const char *ref, struct v
                     ref);
 }
 
+/* The model of catalog entry cm, read from its file into a. */
+static enum vf_err from_catalog(struct vf_arena *a, const struct vf_catalog *c,
+                                const struct vf_catalog_model *cm, struct vf_model *out,
+                                struct vf_error *err)
+{
+    size_t len;
+    const char *text = vf_catalog_file(a, c, cm->file, &len, err);
+    if (!text)
+        return err ? err->code : VF_ENOENT;
+    enum vf_err rc = cm->task == VF_TASK_INFER
+                         ? vf_model_from_config(a, text, len, cm->file, out, err)
+                         : vf__pipeline_from_json(a, text, len, cm->file, out, err);
+    if (rc)
+        return rc;
+    out->task = cm->task;
+    out->provenance = VF_PROV_CATALOG;
+    out->source = vf_arena_printf(a, "catalog %s", cm->file);
+    out->id = cm->id;
+    out->name = cm->name;
+    out->alias = cm->alias;
+    return out->source ? VF_OK : vf__errf(err, VF_ENOMEM, "%s: out of memory", cm->file);
+}
+
+enum vf_err vf_catalog_preload(struct vf_catalog *c, struct vf_error *err)
+{
+    for (size_t i = 0; i < c->n_models; i++) {
+        struct vf_catalog_model *cm = &c->models[i];
+        if (cm->loaded)
+            continue;
+        struct vf_model *m = vf_arena_alloc(c->arena, sizeof *m);
+        if (!m)
+            return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
+        struct vf_error e = {0};
+        enum vf_err rc = from_catalog(c->arena, c, cm, m, &e);
+        if (rc == VF_ENOMEM)
+            return vf__errf(err, rc, "%s", e.msg);
+        if (rc) /* a file that does not parse is reported when the model is asked for */
+            continue;
+        if (!(m->shared = vf__shared_new(c->arena)))
+            return vf__errf(err, VF_ENOMEM, "catalog: out of memory");
+        cm->loaded = m;
+    }
+    return VF_OK;
+}
+
 enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
                              struct vf_model *out, struct vf_error *err)
 {
@@ -642,24 +687,12 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
         return vf__errf(err, VF_ELIMIT, "model reference of %zu bytes is over the limit of %d",
                         strlen(ref), MAX_REF_LEN);
     const struct vf_catalog_model *cm = strncmp(ref, "hf:", 3) ? vf_catalog_model(c, ref) : NULL;
-    if (cm) {
-        size_t len;
-        const char *text = vf_catalog_file(a, c, cm->file, &len, err);
-        if (!text)
-            return err ? err->code : VF_ENOENT;
-        enum vf_err rc = cm->task == VF_TASK_INFER
-                             ? vf_model_from_config(a, text, len, cm->file, out, err)
-                             : vf__pipeline_from_json(a, text, len, cm->file, out, err);
-        if (rc)
-            return rc;
-        out->task = cm->task;
-        out->provenance = VF_PROV_CATALOG;
-        out->source = vf_arena_printf(a, "catalog %s", cm->file);
-        out->id = cm->id;
-        out->name = cm->name;
-        out->alias = cm->alias;
+    if (cm && cm->loaded) { /* vf_catalog_preload: shared, read-only */
+        *out = *cm->loaded;
         return VF_OK;
     }
+    if (cm)
+        return from_catalog(a, c, cm, out, err);
     struct stat st;
     if (strncmp(ref, "hf:", 3) && stat(ref, &st) == 0)
         return from_path(a, ref, out, err);

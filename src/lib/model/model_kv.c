@@ -12,37 +12,65 @@ static enum vf_dtype kv_type(enum vf_dtype kv)
 }
 
 /*
- * Bytes one token adds to the cache of layer l, or 0 for a layer with no KV (recurrent,
- * MLP-only). F-KV-01: K and V rows of head_dim (head_dim_v) elements per KV head.
+ * Bytes one token adds to the cache of layer l (row: head_row_bytes), or 0 for a layer with
+ * no KV (recurrent, MLP-only). F-KV-01: K and V rows of head_dim (head_dim_v) elements per KV head.
  * F-KV-02: MLA caches one row of kv_lora_rank + qk_rope_dim elements (latent + shared
  * rope key), no separate V. Quantized types round each row up to whole blocks.
  */
-static uint64_t layer_bytes(const struct vf_model *m, enum vf_dtype kv, uint32_t l)
+static uint64_t layer_bytes(const struct vf_model *m, uint64_t row, uint32_t l)
 {
     enum vf_layer_kind k = m->layer_kind ? m->layer_kind[l] : VF_LAYER_ATTN_FULL;
 
     if (k != VF_LAYER_ATTN_FULL && k != VF_LAYER_ATTN_SLIDING)
         return 0;
     if (m->attn == VF_ATTN_MLA)
-        return vf_dtype_bytes(kv, (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
+        return row;
     uint64_t heads = m->layer_kv_heads ? m->layer_kv_heads[l] : m->n_kv_heads;
-    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
-    uint64_t row = vf__sat_add(vf_dtype_bytes(kv, m->head_dim), vf_dtype_bytes(kv, hv));
     return vf__sat_mul(heads, row);
+}
+
+/* The bytes of one KV head's K and V rows of one token at kv (MLA: the whole compressed
+ * latent and rope key of the layer), the same for every layer: computed once per call. */
+static uint64_t head_row_bytes(const struct vf_model *m, enum vf_dtype kv)
+{
+    if (m->attn == VF_ATTN_MLA)
+        return vf_dtype_bytes(kv, (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
+    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+    return vf__sat_add(vf_dtype_bytes(kv, m->head_dim), vf_dtype_bytes(kv, hv));
+}
+
+/* The bytes per token of the full-attention layers and of the sliding-window ones at kv,
+ * summed over the layers once per model and cache type (the solver's memo keeps them: its
+ * probes ask again for every context). */
+static void kv_sums(const struct vf_model *m, enum vf_dtype kv, uint64_t *full, uint64_t *sliding)
+{
+    struct vf__memo *memo = m->memo && m->memo->owner == m ? m->memo : NULL;
+    for (size_t i = 0; memo && i < memo->n_kv; i++)
+        if (memo->kv[i].dtype == kv) {
+            *full = memo->kv[i].full;
+            *sliding = memo->kv[i].sliding;
+            return;
+        }
+    uint64_t row = head_row_bytes(m, kv);
+    *full = *sliding = 0;
+    for (uint32_t l = 0; l < m->n_layers; l++) {
+        enum vf_layer_kind k = m->layer_kind ? m->layer_kind[l] : VF_LAYER_ATTN_FULL;
+        uint64_t *sum = k == VF_LAYER_ATTN_SLIDING ? sliding : full;
+        *sum = vf__sat_add(*sum, layer_bytes(m, row, l));
+    }
+    if (memo && memo->n_kv < VF__MEMO_KV)
+        memo->kv[memo->n_kv++] = (struct vf__memo_kv){kv, *full, *sliding};
 }
 
 /* F-KV-01/02: bytes per token per sequence summed over every layer holding KV, as if
  * every layer kept the whole context. VF_UNKNOWN on overflow; 0 for a NULL model. */
 uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
 {
-    uint64_t sum = 0;
-
     if (!m)
         return 0;
-    kv = kv_type(kv);
-    for (uint32_t l = 0; l < m->n_layers; l++)
-        sum = vf__sat_add(sum, layer_bytes(m, kv, l));
-    return sum;
+    uint64_t full, sliding;
+    kv_sums(m, kv_type(kv), &full, &sliding);
+    return vf__sat_add(full, sliding);
 }
 
 /*
@@ -50,23 +78,16 @@ uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
  * tokens; sliding-window layers hold min(ctx, sliding_window) when cap_sliding (engines
  * with a hybrid/SWA cache), else ctx; recurrent and MLP-only layers hold none (their
  * fixed state is m->recurrent_state_bytes, F-KV-05, not part of this). VF_UNKNOWN on
- * overflow.
+ * overflow (the saturated sums: a product that overflows per layer overflows in total).
  */
 uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t ctx,
                            bool cap_sliding)
 {
-    uint64_t sum = 0;
-
     if (!m)
         return 0;
-    kv = kv_type(kv);
-    for (uint32_t l = 0; l < m->n_layers; l++) {
-        enum vf_layer_kind k = m->layer_kind ? m->layer_kind[l] : VF_LAYER_ATTN_FULL;
-        uint64_t tokens = ctx;
-        if (k == VF_LAYER_ATTN_SLIDING && cap_sliding && m->sliding_window &&
-            m->sliding_window < ctx)
-            tokens = m->sliding_window;
-        sum = vf__sat_add(sum, vf__sat_mul(layer_bytes(m, kv, l), tokens));
-    }
-    return sum;
+    uint64_t full, sliding;
+    kv_sums(m, kv_type(kv), &full, &sliding);
+    uint64_t swa =
+        cap_sliding && m->sliding_window && m->sliding_window < ctx ? m->sliding_window : ctx;
+    return vf__sat_add(vf__sat_mul(full, ctx), vf__sat_mul(sliding, swa));
 }

@@ -6,6 +6,8 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -717,6 +719,47 @@ static int by_file_order(const void *pa, const void *pb)
     return a->cls - b->cls;
 }
 
+/* Sorts o by_file_order, stably, in about n steps: a counting sort by layer (the layers
+ * span at most VF_MAX_LAYERS + 1 values, -1 for the tensors outside them), then an
+ * insertion sort of each layer's few groups by class. Layers out of that range, or no
+ * memory, go through qsort (glibc's is a stable merge sort too). */
+static void file_order(struct file_pos *o, size_t n)
+{
+    enum { SPAN = VF_MAX_LAYERS + 2 }; /* layer -1 .. VF_MAX_LAYERS */
+    size_t *start = NULL;
+    struct file_pos *tmp = NULL;
+    bool in_range = true;
+    for (size_t i = 0; i < n && in_range; i++)
+        in_range = o[i].layer >= -1 && o[i].layer < SPAN - 1;
+    if (in_range) {
+        start = vf__malloc((SPAN + 1) * sizeof *start);
+        tmp = vf__malloc(n * sizeof *tmp);
+    }
+    if (!start || !tmp) {
+        vf__free(start);
+        vf__free(tmp);
+        qsort(o, n, sizeof *o, by_file_order);
+        return;
+    }
+    memset(start, 0, (SPAN + 1) * sizeof *start);
+    for (size_t i = 0; i < n; i++)
+        start[o[i].layer + 2]++;
+    for (size_t b = 1; b <= SPAN; b++)
+        start[b] += start[b - 1];
+    for (size_t i = 0; i < n; i++)
+        tmp[start[o[i].layer + 1]++] = o[i];
+    for (size_t i = 0; i < n; i++) {
+        struct file_pos x = tmp[i];
+        size_t j = i;
+        for (; j > 0 && tmp[j - 1].layer == x.layer && tmp[j - 1].cls > x.cls; j--)
+            tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+    }
+    memcpy(o, tmp, n * sizeof *o);
+    vf__free(start);
+    vf__free(tmp);
+}
+
 /*
  * The recipe context of every group in one pass (recipe_init is O(groups) per group, which
  * made a 1000-group model cost a million steps per estimate). Returns NULL when the scheme
@@ -738,7 +781,7 @@ static struct recipe_ctx *recipe_all(const struct vf_model *m, const struct vf_q
     recipe_init(m, eff, &m->groups[0], &base); /* the model-wide fields */
     for (size_t i = 0; i < m->n_groups; i++)
         order[i] = (struct file_pos){m->groups[i].layer, (int)m->groups[i].cls, i};
-    qsort(order, m->n_groups, sizeof *order, by_file_order);
+    file_order(order, m->n_groups);
     int i_wv = 0, down_rank = 0;
     for (size_t k = 0; k < m->n_groups; k++) {
         const struct vf_tgroup *g = &m->groups[order[k].idx];
@@ -758,27 +801,84 @@ static struct recipe_ctx *recipe_all(const struct vf_model *m, const struct vf_q
 
 /* ------------------------------------------------- the solver's memo (issue 15) */
 
+/* The key a storage is remembered under: every native spelling computes the same bytes
+ * (group_bytes, recipe_all), so they share one. */
+static struct vf_quant memo_key(const struct vf_quant *q)
+{
+    struct vf_quant key = {.kind = VF_QK_NATIVE};
+    if (q && q->kind != VF_QK_NATIVE)
+        key = *q;
+    return key;
+}
+
+static bool same_key(const struct vf_quant *k, const struct vf_quant *key)
+{
+    return k->kind == key->kind && k->dtype == key->dtype && k->ftype == key->ftype &&
+           k->group == key->group && k->classes == key->classes &&
+           !strncmp(k->name, key->name, sizeof k->name);
+}
+
 struct vf__memo_weights *vf__memo_weights(const struct vf_model *m, const struct vf_quant *q)
 {
     struct vf__memo *memo = m ? m->memo : NULL;
     if (!memo || memo->owner != m)
         return NULL;
-    /* every native spelling computes the same bytes (group_bytes, recipe_all) */
-    struct vf_quant key = {.kind = VF_QK_NATIVE};
-    if (q && q->kind != VF_QK_NATIVE)
-        key = *q;
-    for (size_t i = 0; i < memo->n_w; i++) {
-        const struct vf_quant *k = &memo->w[i].q;
-        if (k->kind == key.kind && k->dtype == key.dtype && k->ftype == key.ftype &&
-            k->group == key.group && k->classes == key.classes &&
-            !strncmp(k->name, key.name, sizeof k->name))
+    struct vf_quant key = memo_key(q);
+    for (size_t i = 0; i < memo->n_w; i++)
+        if (same_key(&memo->w[i].q, &key))
             return &memo->w[i];
-    }
     if (memo->n_w == VF__MEMO_QUANTS)
         return NULL;
     struct vf__memo_weights *slot = &memo->w[memo->n_w++];
     *slot = (struct vf__memo_weights){.q = key};
     return slot;
+}
+
+struct vf__shared {
+    pthread_mutex_t lock;
+    struct vf_quant q[VF__SHARED_QUANTS];
+    uint64_t total[VF__SHARED_QUANTS];
+    size_t n;
+};
+
+struct vf__shared *vf__shared_new(struct vf_arena *a)
+{
+    struct vf__shared *s = vf_arena_alloc(a, sizeof *s);
+    if (s && pthread_mutex_init(&s->lock, NULL))
+        s = NULL;
+    return s;
+}
+
+void vf__shared_free(struct vf__shared *s)
+{
+    if (s)
+        pthread_mutex_destroy(&s->lock);
+}
+
+bool vf__shared_get(struct vf__shared *s, const struct vf_quant *q, uint64_t *total)
+{
+    struct vf_quant key = memo_key(q);
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n && !found; i++)
+        if ((found = same_key(&s->q[i], &key)))
+            *total = s->total[i];
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+void vf__shared_put(struct vf__shared *s, const struct vf_quant *q, uint64_t total)
+{
+    struct vf_quant key = memo_key(q);
+    pthread_mutex_lock(&s->lock);
+    bool found = false;
+    for (size_t i = 0; i < s->n && !found; i++)
+        found = same_key(&s->q[i], &key);
+    if (!found && s->n < VF__SHARED_QUANTS) { /* two requests may both have computed it */
+        s->q[s->n] = key;
+        s->total[s->n++] = total;
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* The per-layer sums of vf_model_layer_weight_bytes in one pass, at [layer + 1], each summed
@@ -822,11 +922,15 @@ uint64_t vf_model_weight_bytes(const struct vf_model *m, const struct vf_quant *
     struct vf__memo_weights *slot = vf__memo_weights(m, q);
     if (slot && slot->has_total)
         return slot->total;
-    struct recipe_ctx *pre = recipe_all(m, q);
     uint64_t sum = 0;
-    for (size_t i = 0; i < m->n_groups; i++)
-        sum = vf__sat_add(sum, group_bytes(m, q, &m->groups[i], pre ? &pre[i] : NULL));
-    vf__free(pre);
+    if (!m->shared || !vf__shared_get(m->shared, q, &sum)) {
+        struct recipe_ctx *pre = recipe_all(m, q);
+        for (size_t i = 0; i < m->n_groups; i++)
+            sum = vf__sat_add(sum, group_bytes(m, q, &m->groups[i], pre ? &pre[i] : NULL));
+        vf__free(pre);
+        if (m->shared)
+            vf__shared_put(m->shared, q, sum);
+    }
     if (slot) {
         slot->total = sum;
         slot->has_total = true;

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
-
 json_t *vf__json_bytes(uint64_t v)
 {
     return v == VF_UNKNOWN ? json_null() : json_integer((json_int_t)v);
@@ -24,50 +22,14 @@ json_t *vf__json_price(uint64_t micro)
 json_t *vf__json_text(const char *s)
 {
     /* jansson's json_string() refuses (NULL) a string that is not UTF-8, and
-     * json_object_set_new() then drops the key without a word: a path, a command line or a
-     * catalog field with a stray byte would vanish from the document. Well-formed UTF-8
-     * (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF) is kept; each
-     * byte that does not start a well-formed sequence becomes U+FFFD (one for each byte), so
-     * the document is valid JSON whatever the bytes; jansson escapes quotes, backslashes and
-     * control characters. */
+     * json_object_set_new() then drops the key without a word: vf__utf8_repair makes it
+     * well-formed first (json_out.c) */
     if (!s)
         return NULL;
     size_t n = strlen(s);
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n && p[i] < 0x80) /* the common case: ASCII, no copy */
-        i++;
-    if (i == n)
-        return json_stringn(s, n);
-    char *buf = vf__malloc(n * 3 + 1); /* U+FFFD is 3 bytes for 1 */
-    if (!buf)
-        return NULL;
-    memcpy(buf, s, i);
-    size_t o = i;
-    while (i < n) {
-        unsigned c = p[i];
-        size_t len = c < 0x80                 ? 1
-                     : c >= 0xc2 && c <= 0xdf ? 2
-                     : c >= 0xe0 && c <= 0xef ? 3
-                     : c >= 0xf0 && c <= 0xf4 ? 4
-                                              : 0;
-        /* the second byte's range (Unicode Table 3-7), the others 80..BF */
-        unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-        unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-        bool ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++)
-            ok = k == 1 ? p[i + k] >= lo && p[i + k] <= hi : p[i + k] >= 0x80 && p[i + k] <= 0xbf;
-        if (ok) {
-            memcpy(buf + o, p + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(buf + o, "\xef\xbf\xbd", 3);
-            o += 3;
-            i++;
-        }
-    }
-    json_t *j = json_stringn(buf, o);
+    char *buf = NULL;
+    const char *t = vf__utf8_repair(s, n, &buf, &n);
+    json_t *j = t ? json_stringn(t, n) : NULL;
     vf__free(buf);
     return j;
 }
@@ -83,18 +45,6 @@ json_t *vf__json_texts(const char *const *s, size_t n)
     for (size_t i = 0; i < n; i++)
         json_array_append_new(a, vf__json_text(s[i]));
     return a;
-}
-
-/* Moves a jansson string into the arena (jansson's buffer is freed). */
-char *vf__json_finish(struct vf_arena *a, json_t *root)
-{
-    char *s = root ? json_dumps(root, DUMP_FLAGS) : NULL;
-    json_decref(root);
-    if (!s)
-        return NULL;
-    char *out = vf_arena_printf(a, "%s\n", s);
-    free(s);
-    return out;
 }
 
 static const char *device_name(char *buf, size_t cap, int device)
@@ -120,254 +70,276 @@ static json_t *model_json(const struct vf_model *m)
     return o;
 }
 
-static json_t *fit_json(const struct vf_fit *f)
+static void model_jw(struct vf__jw *j, const struct vf_model *m)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "gpu", vf__json_str(f->gpu));
-    json_object_set_new(o, "count", json_integer(f->count));
-    json_object_set_new(o, "usable_bytes", vf__json_bytes(f->usable_bytes));
-    json_object_set_new(o, "fits", json_boolean(f->fits));
-    json_object_set_new(o, "headroom_bytes", json_integer(f->headroom_bytes));
-    json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(f->max_ctx_tokens));
-    json_object_set_new(o, "max_users", vf__json_bytes(f->max_users));
-    json_object_set_new(o, "max_batch", vf__json_bytes(f->max_batch));
+    vf__jw_open(j, "model", '{');
+    vf__jw_str(j, "id", m->id);
+    vf__jw_str(j, "name", m->name);
+    vf__jw_bytes(j, "params", m->params);
+    vf__jw_bytes(j, "params_active", m->params_active);
+    vf__jw_text(j, "source", vf_provenance_name(m->provenance));
+    vf__jw_str(j, "origin", m->source);
+    vf__jw_close(j);
+}
+
+static void fit_jw(struct vf__jw *j, const struct vf_fit *f)
+{
+    vf__jw_open(j, "fit", '{');
+    vf__jw_str(j, "gpu", f->gpu);
+    vf__jw_int(j, "count", f->count);
+    vf__jw_bytes(j, "usable_bytes", f->usable_bytes);
+    vf__jw_bool(j, "fits", f->fits);
+    vf__jw_int(j, "headroom_bytes", f->headroom_bytes);
+    vf__jw_bytes(j, "max_ctx_tokens", f->max_ctx_tokens);
+    vf__jw_bytes(j, "max_users", f->max_users);
+    vf__jw_bytes(j, "max_batch", f->max_batch);
     if (f->max_width) {
-        json_object_set_new(o, "max_width", json_integer(f->max_width));
-        json_object_set_new(o, "max_height", json_integer(f->max_height));
+        vf__jw_int(j, "max_width", f->max_width);
+        vf__jw_int(j, "max_height", f->max_height);
     }
     if (f->max_frames)
-        json_object_set_new(o, "max_frames", json_integer(f->max_frames));
-    if (f->why_not)
-        json_object_set_new(o, "why_not", vf__json_text(f->why_not));
-    return o;
+        vf__jw_int(j, "max_frames", f->max_frames);
+    vf__jw_text(j, "why_not", f->why_not);
+    vf__jw_close(j);
 }
 
 /* The components of e: name, bytes, device ("gpu", "gpu1", "host"), the phase if any. */
-static json_t *components_json(const struct vf_estimate *e)
+static void components_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
     char dev[32];
-    json_t *comps = json_array();
+    vf__jw_open(j, "components", '[');
     for (size_t i = 0; i < e->n_components; i++) {
         const struct vf_component *c = &e->components[i];
-        json_t *j = json_object();
-        json_object_set_new(j, "name", vf__json_text(c->name));
-        json_object_set_new(j, "bytes", vf__json_bytes(c->bytes));
-        json_object_set_new(j, "device", vf__json_text(device_name(dev, sizeof dev, c->device)));
-        if (c->phase)
-            json_object_set_new(j, "phase", vf__json_text(c->phase));
-        json_array_append_new(comps, j);
+        vf__jw_open(j, NULL, '{');
+        vf__jw_text(j, "name", c->name);
+        vf__jw_bytes(j, "bytes", c->bytes);
+        vf__jw_text(j, "device", device_name(dev, sizeof dev, c->device));
+        vf__jw_text(j, "phase", c->phase);
+        vf__jw_close(j);
     }
-    return comps;
+    vf__jw_close(j);
 }
 
 /* What each device holds: every GPU of e (64 at most), then the host. */
-static json_t *devices_json(const struct vf_estimate *e)
+static void devices_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
     char dev[32];
-    json_t *devs = json_array();
+    vf__jw_open(j, "devices", '[');
     /* components on every GPU alike: each GPU holds the estimate's peak (phases that do not
      * coexist are not added up) */
     bool uniform = true;
     for (size_t i = 0; i < e->n_components; i++)
         uniform &= e->components[i].device == VF_DEV_ALL_GPUS;
     for (uint32_t g = 0; g < e->gpus && g < 64; g++) {
-        uint64_t sum = uniform ? e->total_bytes : vf__gpu_total(e, (int)g);
-        json_t *j = json_object();
-        json_object_set_new(j, "name", vf__json_text(device_name(dev, sizeof dev, (int)g)));
-        json_object_set_new(j, "bytes", vf__json_bytes(sum));
-        json_array_append_new(devs, j);
+        vf__jw_open(j, NULL, '{');
+        vf__jw_text(j, "name", device_name(dev, sizeof dev, (int)g));
+        vf__jw_bytes(j, "bytes", uniform ? e->total_bytes : vf__gpu_total(e, (int)g));
+        vf__jw_close(j);
     }
-    json_t *host = json_object();
-    json_object_set_new(host, "name", vf__json_text("host"));
-    json_object_set_new(host, "bytes", vf__json_bytes(e->host_bytes));
-    json_array_append_new(devs, host);
-    return devs;
+    vf__jw_open(j, NULL, '{');
+    vf__jw_text(j, "name", "host");
+    vf__jw_bytes(j, "bytes", e->host_bytes);
+    vf__jw_close(j);
+    vf__jw_close(j);
 }
 
 /* The engine's own results (e->extras), each typed: real, text, boolean or bytes. */
-static json_t *extras_json(const struct vf_estimate *e)
+static void extras_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
-    json_t *x = json_object();
+    vf__jw_open(j, e->extra_name, '{');
     for (size_t i = 0; i < e->n_extras; i++) {
         const struct vf_extra *v = &e->extras[i];
-        json_t *j = v->kind == VF_EXTRA_REAL   ? json_real(v->real)
-                    : v->kind == VF_EXTRA_TEXT ? vf__json_str(v->text)
-                    : v->kind == VF_EXTRA_BOOL ? json_boolean(v->u64)
-                                               : vf__json_bytes(v->u64);
-        json_object_set_new(x, v->key, j);
+        if (v->kind == VF_EXTRA_REAL)
+            vf__jw_real(j, v->key, v->real);
+        else if (v->kind == VF_EXTRA_TEXT)
+            vf__jw_str(j, v->key, v->text);
+        else if (v->kind == VF_EXTRA_BOOL)
+            vf__jw_bool(j, v->key, v->u64);
+        else
+            vf__jw_bytes(j, v->key, v->u64);
     }
-    return x;
+    vf__jw_close(j);
 }
 
 /* The "train" object: the fine-tune's method, optimizer, precision, batch and memory
  * settings as the estimate used them. */
-static json_t *train_json(const struct vf_estimate *e)
+static void train_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
-    json_t *t = json_object();
     const struct vf_train_opts *tr = &e->train;
     uint32_t accum = tr->grad_accum ? tr->grad_accum : 1;
-    json_object_set_new(t, "method", vf__json_text(vf_train_method_name(tr->method)));
-    json_object_set_new(t, "optimizer", vf__json_text(vf_optimizer_name(tr->optimizer)));
-    json_object_set_new(t, "precision", vf__json_text(vf_precision_name(tr->precision)));
-    json_object_set_new(t, "trainable_params", vf__json_bytes(e->trainable_params));
-    json_object_set_new(t, "lora_rank", json_integer(tr->lora_rank));
-    json_object_set_new(t, "lora_targets",
-                        tr->lora_rank
-                            ? vf__json_text(tr->lora_targets ? tr->lora_targets : "all-linear")
-                            : json_null());
-    json_object_set_new(t, "freeze_layers", json_integer(tr->freeze_layers));
-    json_object_set_new(t, "batch", json_integer(tr->batch));
-    json_object_set_new(t, "grad_accum", json_integer(accum));
-    json_object_set_new(t, "effective_batch",
-                        json_integer((json_int_t)tr->batch * accum * (e->gpus ? e->gpus : 1)));
-    json_object_set_new(t, "seq_tokens", vf__json_bytes(e->ctx_tokens));
-    json_object_set_new(t, "grad_checkpointing",
-                        vf__json_text(vf_grad_ckpt_name(tr->grad_checkpointing)));
-    json_object_set_new(t, "flash_attn", json_boolean(!tr->no_flash_attn));
-    json_object_set_new(t, "liger", json_boolean(tr->liger));
-    json_object_set_new(t, "ce_chunks", json_integer(tr->liger ? 0 : tr->ce_chunks));
-    json_object_set_new(t, "zero_stage",
-                        tr->zero == VF_ZERO_AUTO ? json_null() : json_integer((int)tr->zero - 1));
-    json_object_set_new(
-        t, "fsdp", tr->fsdp == VF_FSDP_NONE ? json_null() : vf__json_text(vf_fsdp_name(tr->fsdp)));
-    json_object_set_new(t, "offload", vf__json_text(vf_offload_name(tr->offload)));
-    json_object_set_new(t, "accounting", vf__json_text(vf_accounting_name(tr->accounting)));
-    json_object_set_new(t, "cache_latents", json_boolean(tr->cache_latents));
-    json_object_set_new(t, "cache_text_embeddings", json_boolean(tr->cache_text));
-    return t;
+    vf__jw_open(j, "train", '{');
+    vf__jw_text(j, "method", vf_train_method_name(tr->method));
+    vf__jw_text(j, "optimizer", vf_optimizer_name(tr->optimizer));
+    vf__jw_text(j, "precision", vf_precision_name(tr->precision));
+    vf__jw_bytes(j, "trainable_params", e->trainable_params);
+    vf__jw_int(j, "lora_rank", tr->lora_rank);
+    vf__jw_str(j, "lora_targets",
+               tr->lora_rank ? (tr->lora_targets ? tr->lora_targets : "all-linear") : NULL);
+    vf__jw_int(j, "freeze_layers", tr->freeze_layers);
+    vf__jw_int(j, "batch", tr->batch);
+    vf__jw_int(j, "grad_accum", accum);
+    vf__jw_int(j, "effective_batch", (int64_t)tr->batch * accum * (e->gpus ? e->gpus : 1));
+    vf__jw_bytes(j, "seq_tokens", e->ctx_tokens);
+    vf__jw_text(j, "grad_checkpointing", vf_grad_ckpt_name(tr->grad_checkpointing));
+    vf__jw_bool(j, "flash_attn", !tr->no_flash_attn);
+    vf__jw_bool(j, "liger", tr->liger);
+    vf__jw_int(j, "ce_chunks", tr->liger ? 0 : tr->ce_chunks);
+    if (tr->zero == VF_ZERO_AUTO)
+        vf__jw_null(j, "zero_stage");
+    else
+        vf__jw_int(j, "zero_stage", (int)tr->zero - 1);
+    vf__jw_str(j, "fsdp", tr->fsdp == VF_FSDP_NONE ? NULL : vf_fsdp_name(tr->fsdp));
+    vf__jw_text(j, "offload", vf_offload_name(tr->offload));
+    vf__jw_text(j, "accounting", vf_accounting_name(tr->accounting));
+    vf__jw_bool(j, "cache_latents", tr->cache_latents);
+    vf__jw_bool(j, "cache_text_embeddings", tr->cache_text);
+    vf__jw_close(j);
 }
 
 /* The "diffusion" object of an image or video estimate. */
-static json_t *diffusion_json(const struct vf_estimate *e)
+static void diffusion_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
-    json_t *d = json_object();
-    json_object_set_new(d, "tokens", vf__json_bytes(e->diffusion_tokens));
-    json_object_set_new(d, "peak_phase", vf__json_str(e->peak_phase));
-    json_object_set_new(d, "width", json_integer(e->diffusion.width));
-    json_object_set_new(d, "height", json_integer(e->diffusion.height));
-    json_object_set_new(d, "frames", json_integer(e->diffusion.frames));
-    json_object_set_new(d, "batch", json_integer(e->diffusion.batch));
-    json_object_set_new(d, "tiled_vae", json_boolean(e->diffusion.tiled_vae));
-    return d;
+    vf__jw_open(j, "diffusion", '{');
+    vf__jw_bytes(j, "tokens", e->diffusion_tokens);
+    vf__jw_str(j, "peak_phase", e->peak_phase);
+    vf__jw_int(j, "width", e->diffusion.width);
+    vf__jw_int(j, "height", e->diffusion.height);
+    vf__jw_int(j, "frames", e->diffusion.frames);
+    vf__jw_int(j, "batch", e->diffusion.batch);
+    vf__jw_bool(j, "tiled_vae", e->diffusion.tiled_vae);
+    vf__jw_close(j);
 }
 
-/* The estimate object without the fit (shared by estimate and pick), its keys in the order of
- * DESIGN section 8. */
-static json_t *estimate_json(const struct vf_estimate *e)
+/* The estimate's members without the fit (shared by estimate and pick), its keys in the
+ * order of DESIGN section 8; the object stays open. */
+static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "model", model_json(&e->model));
-    json_object_set_new(o, "engine", vf__json_str(e->engine));
-    json_object_set_new(o, "task", vf__json_text(vf_task_name(e->task)));
-    json_object_set_new(o, "weights", vf__json_text(e->weights.name));
-    json_object_set_new(o, "kv_dtype", vf__json_text(vf_dtype_name(e->kv_dtype)));
-    json_object_set_new(o, "ctx_tokens", vf__json_bytes(e->ctx_tokens));
-    json_object_set_new(o, "users", vf__json_bytes(e->users));
-    json_object_set_new(o, "gpus", json_integer(e->gpus));
-    json_object_set_new(o, "weights_bytes", vf__json_bytes(e->weights_bytes));
-    json_object_set_new(o, "kv_bytes_per_token", vf__json_bytes(e->kv_bytes_per_token));
-    json_object_set_new(o, "components", components_json(e));
-    json_object_set_new(o, "devices", devices_json(e));
-    json_object_set_new(o, "total_bytes", vf__json_bytes(e->total_bytes));
-    json_object_set_new(o, "host_bytes", vf__json_bytes(e->host_bytes));
-    json_object_set_new(o, "assumptions", vf__json_texts(e->assumptions, e->n_assumptions));
+    vf__jw_open(j, NULL, '{');
+    model_jw(j, &e->model);
+    vf__jw_str(j, "engine", e->engine);
+    vf__jw_text(j, "task", vf_task_name(e->task));
+    vf__jw_text(j, "weights", e->weights.name);
+    vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
+    vf__jw_bytes(j, "ctx_tokens", e->ctx_tokens);
+    vf__jw_bytes(j, "users", e->users);
+    vf__jw_int(j, "gpus", e->gpus);
+    vf__jw_bytes(j, "weights_bytes", e->weights_bytes);
+    vf__jw_bytes(j, "kv_bytes_per_token", e->kv_bytes_per_token);
+    components_jw(j, e);
+    devices_jw(j, e);
+    vf__jw_bytes(j, "total_bytes", e->total_bytes);
+    vf__jw_bytes(j, "host_bytes", e->host_bytes);
+    vf__jw_texts(j, "assumptions", e->assumptions, e->n_assumptions);
     if (e->extra_name && e->n_extras)
-        json_object_set_new(o, e->extra_name, extras_json(e));
+        extras_jw(j, e);
     if (e->n_lines || e->n_fixes) {
-        json_object_set_new(o, "engine_log", vf__json_texts(e->lines, e->n_lines));
-        json_object_set_new(o, "engine_fixes", vf__json_texts(e->fixes, e->n_fixes));
+        vf__jw_texts(j, "engine_log", e->lines, e->n_lines);
+        vf__jw_texts(j, "engine_fixes", e->fixes, e->n_fixes);
     }
     if (e->task == VF_TASK_TRAIN)
-        json_object_set_new(o, "train", train_json(e));
+        train_jw(j, e);
     if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
-        json_object_set_new(o, "diffusion", diffusion_json(e));
-    return o;
+        diffusion_jw(j, e);
 }
 
 char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit)
 {
-    json_t *o = estimate_json(e);
+    struct vf__jw j;
+    vf__jw_init(&j, a);
+    estimate_jw(&j, e);
     if (fit)
-        json_object_set_new(o, "fit", fit_json(fit));
-    return vf__json_finish(a, o);
+        fit_jw(&j, fit);
+    vf__jw_close(&j);
+    return vf__jw_done(&j);
 }
 
-static json_t *offer_json(const struct vf_pick_row *r, bool ranked, int rank)
+/* The first of the estimator's fixes that fits this card (training, image, video). */
+static const char *fitting_fix(const struct vf_pick_row *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "gpu", vf__json_text(r->gpu->id));
-    json_object_set_new(o, "name", vf__json_text(r->gpu->name));
-    json_object_set_new(o, "count", json_integer(r->count));
-    json_object_set_new(o, "usable_bytes", vf__json_bytes(r->gpu->usable_bytes));
-    json_object_set_new(o, "needs_bytes", vf__json_bytes(r->est.total_bytes));
-    json_object_set_new(o, "headroom_bytes", json_integer(r->fit.headroom_bytes));
-    json_object_set_new(o, "price_per_hour",
-                        r->offer ? vf__json_price(r->offer->price_micro) : json_null());
-    json_object_set_new(o, "price_per_minute",
-                        r->offer ? json_real((double)r->offer->price_micro / 60e6) : json_null());
-    json_object_set_new(o, "currency", r->offer ? vf__json_text(r->offer->currency) : json_null());
-    json_object_set_new(o, "billing", r->offer ? vf__json_text(r->offer->billing) : json_null());
-    json_object_set_new(o, "kind", r->offer ? vf__json_text(r->offer->kind) : json_null());
-    json_object_set_new(o, "provider", r->offer ? vf__json_text(r->offer->provider) : json_null());
-    json_object_set_new(o, "as_of", r->offer ? vf__json_text(r->offer->as_of) : json_null());
-    json_object_set_new(o, "fits", json_boolean(r->fit.fits));
-    json_object_set_new(o, "rank", ranked ? json_integer(rank) : json_null());
+    for (size_t k = 0; k < r->est.n_fixes; k++)
+        if (strstr(r->est.fixes[k], "(fits)") && strncmp(r->est.fixes[k], "together", 8))
+            return r->est.fixes[k];
+    return NULL;
+}
+
+static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row *r, int rank)
+{
+    const struct vf_offer *of = r->offer;
+    vf__jw_open(j, key, '{');
+    vf__jw_text(j, "gpu", r->gpu->id);
+    vf__jw_text(j, "name", r->gpu->name);
+    vf__jw_int(j, "count", r->count);
+    vf__jw_bytes(j, "usable_bytes", r->gpu->usable_bytes);
+    vf__jw_bytes(j, "needs_bytes", r->est.total_bytes);
+    vf__jw_int(j, "headroom_bytes", r->fit.headroom_bytes);
+    if (of) {
+        vf__jw_price(j, "price_per_hour", of->price_micro);
+        vf__jw_real(j, "price_per_minute", (double)of->price_micro / 60e6);
+    } else {
+        vf__jw_null(j, "price_per_hour");
+        vf__jw_null(j, "price_per_minute");
+    }
+    vf__jw_str(j, "currency", of ? of->currency : NULL);
+    vf__jw_str(j, "billing", of ? of->billing : NULL);
+    vf__jw_str(j, "kind", of ? of->kind : NULL);
+    vf__jw_str(j, "provider", of ? of->provider : NULL);
+    vf__jw_str(j, "as_of", of ? of->as_of : NULL);
+    vf__jw_bool(j, "fits", r->fit.fits);
+    if (rank)
+        vf__jw_int(j, "rank", rank);
+    else
+        vf__jw_null(j, "rank");
     if (r->original) {
-        json_t *fx = json_object();
-        json_object_set_new(fx, "currency", vf__json_text(r->original->currency));
-        json_object_set_new(fx, "price_per_hour", vf__json_price(r->original->price_micro));
-        json_object_set_new(fx, "rate", vf__json_price(r->fx_micro));
-        json_object_set_new(o, "converted_from", fx);
+        vf__jw_open(j, "converted_from", '{');
+        vf__jw_text(j, "currency", r->original->currency);
+        vf__jw_price(j, "price_per_hour", r->original->price_micro);
+        vf__jw_price(j, "rate", r->fx_micro);
+        vf__jw_close(j);
     }
     if (!r->fit.fits) {
-        json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(r->fit.max_ctx_tokens));
-        json_object_set_new(o, "max_users", vf__json_bytes(r->fit.max_users));
-        json_object_set_new(o, "max_batch", vf__json_bytes(r->fit.max_batch));
-        json_object_set_new(o, "kv_dtype_fix",
-                            r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits
-                                ? vf__json_text(vf_dtype_name(r->kv_fix))
-                                : json_null());
-        /* the first of the estimator's fixes that fits this card (training, image, video) */
-        json_t *fx = json_null();
-        for (size_t k = 0; k < r->est.n_fixes; k++)
-            if (strstr(r->est.fixes[k], "(fits)") && strncmp(r->est.fixes[k], "together", 8)) {
-                json_decref(fx);
-                fx = vf__json_text(r->est.fixes[k]);
-                break;
-            }
-        json_object_set_new(o, "fix", fx);
+        vf__jw_bytes(j, "max_ctx_tokens", r->fit.max_ctx_tokens);
+        vf__jw_bytes(j, "max_users", r->fit.max_users);
+        vf__jw_bytes(j, "max_batch", r->fit.max_batch);
+        vf__jw_str(j, "kv_dtype_fix",
+                   r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits ? vf_dtype_name(r->kv_fix) : NULL);
+        vf__jw_str(j, "fix", fitting_fix(r));
     }
-    return o;
+    vf__jw_close(j);
 }
 
 char *vf_render_pick_json(struct vf_arena *a, const struct vf_estimate *e, const struct vf_pick *p,
                           const struct vf_workload *w)
 {
     (void)w;
-    json_t *o = estimate_json(e);
-    json_object_set_new(o, "currency", vf__json_text(p->currency));
-    json_t *offers = json_array();
+    struct vf__jw j;
+    vf__jw_init(&j, a);
+    estimate_jw(&j, e);
+    vf__jw_text(&j, "currency", p->currency);
+    vf__jw_open(&j, "offers", '[');
     for (size_t i = 0; i < p->n_rows; i++)
-        json_array_append_new(offers, offer_json(&p->rows[i], true, (int)i + 1));
+        offer_jw(&j, NULL, &p->rows[i], (int)i + 1);
     for (size_t i = 0; i < p->n_other; i++)
-        json_array_append_new(offers, offer_json(&p->other[i], false, 0));
+        offer_jw(&j, NULL, &p->other[i], 0);
     for (size_t i = 0; i < p->n_unpriced; i++)
-        json_array_append_new(offers, offer_json(&p->unpriced[i], false, 0));
+        offer_jw(&j, NULL, &p->unpriced[i], 0);
     for (size_t i = 0; i < p->n_short; i++)
-        json_array_append_new(offers, offer_json(&p->short_rows[i], false, 0));
-    json_object_set_new(o, "offers", offers);
-    json_object_set_new(o, "skipped_for_precision", json_integer((json_int_t)p->n_skipped));
-    json_object_set_new(o, "skipped_multi_gpu", json_integer((json_int_t)p->n_unsplittable));
-    json_object_set_new(o, "skipped_multi_gpu_why", vf__json_str(p->unsplittable_why));
+        offer_jw(&j, NULL, &p->short_rows[i], 0);
+    vf__jw_close(&j);
+    vf__jw_int(&j, "skipped_for_precision", (int64_t)p->n_skipped);
+    vf__jw_int(&j, "skipped_multi_gpu", (int64_t)p->n_unsplittable);
+    vf__jw_str(&j, "skipped_multi_gpu_why", p->unsplittable_why);
     if (p->low_bits) {
-        json_t *u = json_object();
-        json_object_set_new(u, "weights", vf__json_text(p->upgrade_quant.name));
-        json_object_set_new(u, "offer",
-                            p->upgrade ? offer_json(p->upgrade, false, 0) : json_null());
-        json_object_set_new(o, "move_up", u);
+        vf__jw_open(&j, "move_up", '{');
+        vf__jw_text(&j, "weights", p->upgrade_quant.name);
+        if (p->upgrade)
+            offer_jw(&j, "offer", p->upgrade, 0);
+        else
+            vf__jw_null(&j, "offer");
+        vf__jw_close(&j);
     }
-    return vf__json_finish(a, o);
+    vf__jw_close(&j);
+    return vf__jw_done(&j);
 }
 
 char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, bool gpus)

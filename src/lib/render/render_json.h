@@ -1,6 +1,7 @@
 /*
  * render_json.h - the JSON building blocks every JSON renderer shares (render_json.c,
- * render_explain.c), so all documents print unknowns, bytes and prices the same way.
+ * render_explain.c, json_out.c), so all documents print unknowns, bytes and prices the same
+ * way.
  */
 #ifndef VRAMFIT_RENDER_JSON_H
 #define VRAMFIT_RENDER_JSON_H
@@ -21,8 +22,45 @@ json_t *vf__json_text(const char *s);
 json_t *vf__json_str(const char *s);
 /* An array of the n strings of s, each as vf__json_text makes it. */
 json_t *vf__json_texts(const char *const *s, size_t n);
+/* ---- json_out.c: the text of every document, one format ---- */
+
+/* s (n bytes) as well-formed UTF-8: s itself when it is, else a repaired copy in *buf (the
+ * caller frees it with vf__free) with its length in *out_n; NULL when memory runs out. */
+const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n);
+/* A real and a string (quoted, escaped) as every document writes them. */
+void vf__json_put_real(struct vf__sb *b, double v);
+void vf__json_put_string(struct vf__sb *b, const char *s, size_t n);
 /* Dumps root (indented, reals at 10 significant digits) into arena a with a final newline,
  * and frees root; NULL when memory runs out. */
 char *vf__json_finish(struct vf_arena *a, json_t *root);
+
+/* The streaming writer: the same text as building a jansson tree and vf__json_finish, with
+ * no tree. Each call writes one member: `key` inside an object, NULL inside an array. */
+#define VF__JW_DEPTH 16
+struct vf__jw {
+    struct vf__sb sb;
+    int depth;
+    size_t count[VF__JW_DEPTH]; /* members written in each open container */
+    char close[VF__JW_DEPTH];   /* '}' or ']' */
+};
+void vf__jw_init(struct vf__jw *j, struct vf_arena *a);
+void vf__jw_open(struct vf__jw *j, const char *key, char bracket); /* '{' or '[' */
+void vf__jw_close(struct vf__jw *j);
+/* s through vf__utf8_repair; a NULL s writes nothing (the member is left out). */
+void vf__jw_text(struct vf__jw *j, const char *key, const char *s);
+/* The same, null for NULL. */
+void vf__jw_str(struct vf__jw *j, const char *key, const char *s);
+/* An array of the n strings of s (NULL ones left out). */
+void vf__jw_texts(struct vf__jw *j, const char *key, const char *const *s, size_t n);
+void vf__jw_int(struct vf__jw *j, const char *key, int64_t v);
+/* A count or byte count, null for VF_UNKNOWN. */
+void vf__jw_bytes(struct vf__jw *j, const char *key, uint64_t v);
+void vf__jw_real(struct vf__jw *j, const char *key, double v);
+/* Micro-units as a decimal price, null for VF_UNKNOWN. */
+void vf__jw_price(struct vf__jw *j, const char *key, uint64_t micro);
+void vf__jw_bool(struct vf__jw *j, const char *key, bool v);
+void vf__jw_null(struct vf__jw *j, const char *key);
+/* The document with a final newline; NULL when memory ran out or a container is open. */
+char *vf__jw_done(struct vf__jw *j);
 
 #endif

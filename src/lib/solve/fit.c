@@ -85,14 +85,18 @@ static bool set_knob(const struct knob *k, uint64_t v, struct vf_workload *w)
     return true;
 }
 
-/* One estimate of the solver, counted in the memo. */
+/* One estimate of the solver, counted in the memo; a probe's is totals_only. */
 static enum vf_err estimate(struct vf_arena *a, const struct vf_model *m,
-                            const struct vf_workload *w, struct vf_estimate *e,
+                            const struct vf_workload *w, struct vf_estimate *e, bool probe,
                             struct vf_error *err)
 {
-    if (m->memo)
-        m->memo->n_estimates++;
-    return vf_estimate(a, m, w, e, err);
+    if (!m->memo)
+        return vf_estimate(a, m, w, e, err);
+    m->memo->n_estimates++;
+    m->memo->probing = probe;
+    enum vf_err rc = vf_estimate(a, m, w, e, err);
+    m->memo->probing = false;
+    return rc;
 }
 
 /* The total at v: *t, and whether the estimate was made (a failed one never fits). */
@@ -106,7 +110,7 @@ static bool total_at(struct knob *k, uint64_t v, uint64_t *t)
         return true;
     }
     struct vf_estimate e;
-    if (estimate(k->a, k->m, &w, &e, NULL))
+    if (estimate(k->a, k->m, &w, &e, true, NULL))
         return false;
     *t = e.total_bytes;
     return true;
@@ -326,6 +330,12 @@ static enum vf_err fit_with(struct vf_arena *a, const struct vf_model *m,
                             uint32_t count, bool solve, struct vf_fit *out, struct vf_estimate *ep,
                             struct vf_error *err)
 {
+    /* the caller reads the whole estimate only when it asked for it and for a solution
+     * (pick's short cards); otherwise its totals are enough */
+    bool full = ep && solve;
+    struct vf_estimate local;
+    if (!ep)
+        ep = &local;
     memset(out, 0, sizeof *out);
     out->gpu = gpu;
     out->count = count ? count : 1;
@@ -348,7 +358,7 @@ static enum vf_err fit_with(struct vf_arena *a, const struct vf_model *m,
     struct knob k = {.a = m->memo->a, .m = m, .w = *w, .budget = usable_bytes};
     k.w.gpus = out->count;
     k.w.usable_bytes = usable_bytes;
-    enum vf_err rc = estimate(a, m, &k.w, ep, err);
+    enum vf_err rc = estimate(a, m, &k.w, ep, !full, err);
     if (rc)
         return rc;
     const struct vf_estimate *e = ep;
@@ -376,9 +386,6 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
                        const char *gpu, uint64_t usable_bytes, uint32_t count, bool solve,
                        struct vf_fit *out, struct vf_estimate *est, struct vf_error *err)
 {
-    struct vf_estimate local;
-    if (!est)
-        est = &local;
     if (m->memo && m->memo->owner == m)
         return fit_with(a, m, w, gpu, usable_bytes, count, solve, out, est, err);
     struct vf_arena *scratch = vf_arena_open(0);
@@ -388,7 +395,8 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     struct vf__memo memo;
     vf__memo_attach(&memo, scratch, &mc);
     enum vf_err rc = fit_with(a, &mc, w, gpu, usable_bytes, count, solve, out, est, err);
-    est->model.memo = m->memo; /* the estimate names the caller's model, not the copy */
+    if (est)
+        est->model.memo = m->memo; /* the estimate names the caller's model, not the copy */
     vf_arena_close(scratch);
     return rc;
 }

@@ -1,0 +1,349 @@
+/*
+ * json_out.c - JSON text, one format for every document: what jansson's
+ * json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) writes, byte for byte (t_json checks
+ * it against jansson). Two ways in: vf__json_finish dumps a jansson tree (most documents),
+ * and the streaming writer vf__jw_* writes a document as it goes, without building a tree
+ * (estimate and pick, which the API serves most: issue 15). Strings go through
+ * vf__utf8_repair either way.
+ */
+#include "render_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n)
+{
+    /* Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
+     * U+10FFFF) is kept; each byte that does not start a well-formed sequence becomes U+FFFD
+     * (one for each byte), so the document is valid JSON whatever the bytes (a path, a
+     * command line or a catalog field with a stray byte). */
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    *buf = NULL;
+    *out_n = n;
+    while (i < n && p[i] < 0x80) /* the common case: ASCII, no copy */
+        i++;
+    if (i == n)
+        return s;
+    char *b = vf__malloc(n * 3 + 1); /* U+FFFD is 3 bytes for 1 */
+    if (!b)
+        return NULL;
+    memcpy(b, s, i);
+    size_t o = i;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t len = c < 0x80                 ? 1
+                     : c >= 0xc2 && c <= 0xdf ? 2
+                     : c >= 0xe0 && c <= 0xef ? 3
+                     : c >= 0xf0 && c <= 0xf4 ? 4
+                                              : 0;
+        /* the second byte's range (Unicode Table 3-7), the others 80..BF */
+        unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+        unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+        bool ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = k == 1 ? p[i + k] >= lo && p[i + k] <= hi : p[i + k] >= 0x80 && p[i + k] <= 0xbf;
+        if (ok) {
+            memcpy(b + o, p + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(b + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    *buf = b;
+    *out_n = o;
+    return b;
+}
+
+/* A real as jansson prints it at JSON_REAL_PRECISION(10): "%.10g", ".0" added when that
+ * reads as an integer, the exponent without '+' and leading zeros ("1e+20" -> "1e20"). */
+void vf__json_put_real(struct vf__sb *b, double v)
+{
+    char buf[48];
+    int n = snprintf(buf, sizeof buf - 3, "%.10g", v);
+    if (n < 0 || (size_t)n >= sizeof buf - 3) {
+        b->failed = true;
+        return;
+    }
+    char *e = strchr(buf, 'e');
+    if (!e && !strchr(buf, '.'))
+        memcpy(buf + n, ".0", 3);
+    if (e) {
+        char *d = e + 1, *from = d;
+        if (*from == '+')
+            from++;
+        else if (*from == '-')
+            d = ++from;
+        while (*from == '0' && from[1])
+            from++;
+        memmove(d, from, strlen(from) + 1);
+    }
+    vf__sb_puts(b, buf);
+}
+
+/* A string as jansson escapes it without flags: quote, backslash and the control
+ * characters; every other byte as it is (vf__json_text made it valid UTF-8). */
+void vf__json_put_string(struct vf__sb *b, const char *s, size_t n)
+{
+    vf__sb_putc(b, '"');
+    size_t run = 0; /* bytes that need no escape, written at once */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        vf__sb_putn(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"':
+            vf__sb_puts(b, "\\\"");
+            break;
+        case '\\':
+            vf__sb_puts(b, "\\\\");
+            break;
+        case '\b':
+            vf__sb_puts(b, "\\b");
+            break;
+        case '\f':
+            vf__sb_puts(b, "\\f");
+            break;
+        case '\n':
+            vf__sb_puts(b, "\\n");
+            break;
+        case '\r':
+            vf__sb_puts(b, "\\r");
+            break;
+        case '\t':
+            vf__sb_puts(b, "\\t");
+            break;
+        default:
+            vf__sb_printf(b, "\\u%04X", c);
+            break;
+        }
+    }
+    vf__sb_putn(b, s + run, n - run);
+    vf__sb_putc(b, '"');
+}
+
+static void newline(struct vf__sb *b, int depth)
+{
+    static const char spaces[] = "                                "; /* 16 levels */
+    vf__sb_putc(b, '\n');
+    for (size_t left = 2 * (size_t)depth, n; left; left -= n) {
+        n = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
+        vf__sb_putn(b, spaces, n);
+    }
+}
+
+/* j as json_dumps(j, DUMP_FLAGS) writes it (byte for byte: t_json checks), without its
+ * buffers: objects in insertion order, two spaces of indent, ": " after keys. */
+static void dump(struct vf__sb *b, const json_t *j, int depth)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        const char *key;
+        const json_t *v;
+        if (!json_object_size(j)) {
+            vf__sb_puts(b, "{}");
+            break;
+        }
+        vf__sb_putc(b, '{');
+        bool first = true;
+        json_object_foreach((json_t *)j, key, v)
+        {
+            if (!first)
+                vf__sb_putc(b, ',');
+            first = false;
+            newline(b, depth + 1);
+            vf__json_put_string(b, key, strlen(key));
+            vf__sb_puts(b, ": ");
+            dump(b, v, depth + 1);
+        }
+        newline(b, depth);
+        vf__sb_putc(b, '}');
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t n = json_array_size(j);
+        if (!n) {
+            vf__sb_puts(b, "[]");
+            break;
+        }
+        vf__sb_putc(b, '[');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                vf__sb_putc(b, ',');
+            newline(b, depth + 1);
+            dump(b, json_array_get(j, i), depth + 1);
+        }
+        newline(b, depth);
+        vf__sb_putc(b, ']');
+        break;
+    }
+    case JSON_STRING:
+        vf__json_put_string(b, json_string_value(j), json_string_length(j));
+        break;
+    case JSON_INTEGER:
+        vf__sb_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        break;
+    case JSON_REAL:
+        vf__json_put_real(b, json_real_value(j));
+        break;
+    case JSON_TRUE:
+        vf__sb_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        vf__sb_puts(b, "false");
+        break;
+    case JSON_NULL:
+        vf__sb_puts(b, "null");
+        break;
+    }
+}
+
+/* The document root, dumped into arena a with a final newline; root is freed. */
+char *vf__json_finish(struct vf_arena *a, json_t *root)
+{
+    if (!root)
+        return NULL;
+    struct vf__sb b;
+    vf__sb_init(&b, a);
+    dump(&b, root, 0);
+    vf__sb_putc(&b, '\n');
+    json_decref(root);
+    return vf__sb_done(&b);
+}
+
+/* ------------------------------------------------------- the streaming writer */
+
+void vf__jw_init(struct vf__jw *j, struct vf_arena *a)
+{
+    memset(j, 0, sizeof *j);
+    vf__sb_init(&j->sb, a);
+}
+
+/* Before a member: the comma and the newline of its place; the key when in an object. */
+static void member(struct vf__jw *j, const char *key)
+{
+    if (j->depth > 0) {
+        if (j->count[j->depth - 1]++)
+            vf__sb_putc(&j->sb, ',');
+        newline(&j->sb, j->depth);
+    }
+    if (key) {
+        vf__json_put_string(&j->sb, key, strlen(key));
+        vf__sb_putn(&j->sb, ": ", 2);
+    }
+}
+
+void vf__jw_open(struct vf__jw *j, const char *key, char bracket)
+{
+    member(j, key);
+    vf__sb_putc(&j->sb, bracket);
+    if (j->depth >= VF__JW_DEPTH) { /* deeper than any document of ours */
+        j->sb.failed = true;
+        return;
+    }
+    j->close[j->depth] = bracket == '{' ? '}' : ']';
+    j->count[j->depth++] = 0;
+}
+
+void vf__jw_close(struct vf__jw *j)
+{
+    if (j->depth == 0) {
+        j->sb.failed = true;
+        return;
+    }
+    j->depth--;
+    if (j->count[j->depth])
+        newline(&j->sb, j->depth);
+    vf__sb_putc(&j->sb, j->close[j->depth]);
+}
+
+void vf__jw_text(struct vf__jw *j, const char *key, const char *s)
+{
+    if (!s)
+        return;
+    char *buf;
+    size_t n = strlen(s);
+    const char *t = vf__utf8_repair(s, n, &buf, &n);
+    member(j, key);
+    if (t)
+        vf__json_put_string(&j->sb, t, n);
+    else
+        j->sb.failed = true;
+    vf__free(buf);
+}
+
+void vf__jw_str(struct vf__jw *j, const char *key, const char *s)
+{
+    if (s)
+        vf__jw_text(j, key, s);
+    else
+        vf__jw_null(j, key);
+}
+
+void vf__jw_texts(struct vf__jw *j, const char *key, const char *const *s, size_t n)
+{
+    vf__jw_open(j, key, '[');
+    for (size_t i = 0; i < n; i++)
+        vf__jw_text(j, NULL, s[i]);
+    vf__jw_close(j);
+}
+
+void vf__jw_int(struct vf__jw *j, const char *key, int64_t v)
+{
+    member(j, key);
+    char buf[24], *p = buf + sizeof buf; /* the digits from the right, as %lld prints them */
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while ((u /= 10));
+    if (v < 0)
+        *--p = '-';
+    vf__sb_putn(&j->sb, p, (size_t)(buf + sizeof buf - p));
+}
+
+void vf__jw_bytes(struct vf__jw *j, const char *key, uint64_t v)
+{
+    if (v == VF_UNKNOWN)
+        vf__jw_null(j, key);
+    else
+        vf__jw_int(j, key, (int64_t)v);
+}
+
+void vf__jw_real(struct vf__jw *j, const char *key, double v)
+{
+    member(j, key);
+    vf__json_put_real(&j->sb, v);
+}
+
+void vf__jw_price(struct vf__jw *j, const char *key, uint64_t micro)
+{
+    if (micro == VF_UNKNOWN)
+        vf__jw_null(j, key);
+    else
+        vf__jw_real(j, key, (double)micro / 1e6);
+}
+
+void vf__jw_bool(struct vf__jw *j, const char *key, bool v)
+{
+    member(j, key);
+    vf__sb_puts(&j->sb, v ? "true" : "false");
+}
+
+void vf__jw_null(struct vf__jw *j, const char *key)
+{
+    member(j, key);
+    vf__sb_puts(&j->sb, "null");
+}
+
+char *vf__jw_done(struct vf__jw *j)
+{
+    if (j->depth)
+        j->sb.failed = true;
+    vf__sb_putc(&j->sb, '\n');
+    return vf__sb_done(&j->sb);
+}

@@ -1,0 +1,178 @@
+/*
+ * t_json.c - the JSON dumper of render_json.c (vf__json_finish) writes what jansson's own
+ * json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) writes, byte for byte, on the
+ * documents the CLI prints and on generated trees with every escape, real form and nesting.
+ */
+#include "th.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/render_json.h"
+
+/* jansson's text of j (a new reference is taken: vf__json_finish frees its root). */
+static char *jansson_text(json_t *j)
+{
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    assert_non_null(s);
+    size_t n = strlen(s);
+    char *t = malloc(n + 2);
+    assert_non_null(t);
+    memcpy(t, s, n);
+    memcpy(t + n, "\n", 2);
+    free(s);
+    return t;
+}
+
+static void same_as_jansson(json_t *j)
+{
+    char *want = jansson_text(j);
+    struct vf_arena *a = vf_arena_open(0);
+    char *got = vf__json_finish(a, j); /* frees j */
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(want);
+    vf_arena_close(a);
+}
+
+/* Reals in every form %.10g takes: integers (".0" added), exponents up and down (jansson
+ * drops '+' and leading zeros), the smallest and largest doubles, negative zero. */
+static void reals(void **state)
+{
+    (void)state;
+    static const double v[] = {0.0,
+                               -0.0,
+                               1.0,
+                               100.0,
+                               0.1,
+                               1.5,
+                               0.76,
+                               1e20,
+                               1e-5,
+                               1.25e-7,
+                               123456789012.0,
+                               1e100,
+                               -2.5e8,
+                               5e-324,
+                               1.7976931348623157e308,
+                               3.14159265358979,
+                               0.0001,
+                               1e15,
+                               12345678901.0};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        json_t *a = json_array();
+        json_array_append_new(a, json_real(v[i]));
+        same_as_jansson(a);
+    }
+}
+
+/* Strings with every byte from 1 to 127 (the control characters escaped as \uXXXX, quote
+ * and backslash, '/' and DEL left as they are) and multi-byte UTF-8. */
+static void strings(void **state)
+{
+    (void)state;
+    char s[128];
+    for (int i = 1; i < 128; i++)
+        s[i - 1] = (char)i;
+    s[127] = 0;
+    json_t *o = json_object();
+    json_object_set_new(o, "all", json_string(s));
+    json_object_set_new(o, "utf8", json_string("caf\xc3\xa9 \xe2\x82\xac 0.76/h \xf0\x9f\x98\x80"));
+    json_object_set_new(o, "key \"quoted\"\n", json_string(""));
+    same_as_jansson(o);
+}
+
+/* A generated tree: nested objects and arrays (empty ones too), integers from INT64_MIN
+ * to INT64_MAX, true, false, null; a fixed seed, so a failure repeats. */
+static json_t *tree(unsigned *seed, int depth)
+{
+    int kind = depth > 4 ? 2 + rand_r(seed) % 6 : rand_r(seed) % 8;
+    switch (kind) {
+    case 0:
+    case 1: {
+        bool obj = kind == 0;
+        json_t *c = obj ? json_object() : json_array();
+        int n = rand_r(seed) % 5;
+        for (int i = 0; i < n; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "k%d", rand_r(seed) % 100);
+            json_t *v = tree(seed, depth + 1);
+            if (obj)
+                json_object_set_new(c, key, v);
+            else
+                json_array_append_new(c, v);
+        }
+        return c;
+    }
+    case 2:
+        return json_integer(rand_r(seed) % 3 == 0   ? INT64_MIN
+                            : rand_r(seed) % 2 == 0 ? INT64_MAX
+                                                    : (json_int_t)rand_r(seed) - RAND_MAX / 2);
+    case 3:
+        return json_real((double)rand_r(seed) / (rand_r(seed) % 1000 + 1));
+    case 4:
+        return json_true();
+    case 5:
+        return json_false();
+    case 6:
+        return json_null();
+    default: {
+        char s[8];
+        for (int i = 0; i < 7; i++)
+            s[i] = (char)(1 + rand_r(seed) % 127);
+        s[7] = 0;
+        return json_string(s);
+    }
+    }
+}
+
+static void trees(void **state)
+{
+    (void)state;
+    unsigned seed = 15;
+    for (int i = 0; i < 300; i++) {
+        json_t *root = json_array(); /* jansson dumps no bare scalar without JSON_ENCODE_ANY */
+        json_array_append_new(root, tree(&seed, 0));
+        same_as_jansson(root);
+    }
+}
+
+/* The documents themselves: the estimate and pick the API serves (bench/serve.sh's). */
+static void documents(void **state)
+{
+    (void)state;
+    struct vf_catalog *c = NULL;
+    struct vf_error err = {0};
+    assert_int_equal(vf_catalog_open(&c, NULL, &err), VF_OK);
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_workload w;
+    struct vf_answer *ans = vf_arena_alloc(a, sizeof *ans);
+    vf_workload_init(&w, VF_CMD_PICK);
+    assert_int_equal(vf_workload_set(&w, "model", "llama-3.1-70b", &err), VF_OK);
+    assert_int_equal(vf_workload_set(&w, "quant", "Q4_K_M", &err), VF_OK);
+    assert_int_equal(vf_workload_finish(&w, &err), VF_OK);
+    assert_int_equal(vf_answer_pick(a, c, &w, ans, &err), VF_OK);
+    char *ours = vf_render_pick_json(a, &ans->est, &ans->pick, &w);
+    assert_non_null(ours);
+    /* jansson reads ours back and prints the same bytes */
+    json_error_t jerr;
+    json_t *back = json_loads(ours, 0, &jerr);
+    assert_non_null(back);
+    char *theirs = jansson_text(back);
+    assert_string_equal(ours, theirs);
+    free(theirs);
+    json_decref(back);
+    vf_arena_close(a);
+    vf_catalog_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reals),
+        cmocka_unit_test(strings),
+        cmocka_unit_test(trees),
+        cmocka_unit_test(documents),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
