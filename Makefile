@@ -10,6 +10,10 @@
 #   make bench-peer      GGUF weight bytes vs real llama.cpp (npm node-llama-cpp)
 #   make bench-accuracy  engine estimates vs real llama.cpp and measured vLLM/Ollama logs
 #   make SAN=address,undefined test   the same under sanitizers
+#   make install    the binaries, libvramfit.so/.a, vramfit.h, vramfit.pc, man pages and
+#                   completions under PREFIX (default /usr/local); DESTDIR, BINDIR, LIBDIR,
+#                   INCLUDEDIR, MANDIR honoured; make uninstall removes them
+#   make deb        a Debian package (debian/) in build/deb/
 
 CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
@@ -17,9 +21,11 @@ DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmi
             libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux \
             libxml2-utils
 B       := build
+VERSION := $(shell sed -n 's/^\#define VF_VERSION "\(.*\)"/\1/p' include/vramfit.h)
+SOVERSION := 0
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wno-format-truncation -Werror
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -Iinclude -Isrc/lib
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L $(CPPFLAGS) $(WARN) -Iinclude -Isrc/lib
 # every object's header dependencies, written beside it (.d) and read below
 DEPFLAGS = -MMD -MP
 ifneq ($(SAN),)
@@ -55,16 +61,18 @@ FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
 FUZZ_SECONDS ?= 300
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke
+.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke \
+        install uninstall man deb FORCE
 # keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
 .SECONDARY:
-all: deps-quiet $(B)/vramfit $(B)/vramfit-serve
+all: deps-quiet $(B)/vramfit $(B)/vramfit-serve $(B)/libvramfit.so
 
 # --- dependencies: Debian packages, installed when we are root -----------------
+# VRAMFIT_NO_DEPS=1: a package or container build, whose own build dependencies are set
 deps:
-	@sh tools/deps.sh $(DEB_PKGS)
+	@[ "$(VRAMFIT_NO_DEPS)" = 1 ] || sh tools/deps.sh $(DEB_PKGS)
 deps-quiet:
-	@sh tools/deps.sh --quiet $(DEB_PKGS)
+	@[ "$(VRAMFIT_NO_DEPS)" = 1 ] || sh tools/deps.sh --quiet $(DEB_PKGS)
 
 # --- embedded catalog ----------------------------------------------------------
 $(B)/embed: tools/embed.c | $(B)
@@ -75,14 +83,26 @@ $(B)/lib/embedded_data.o: $(B)/lib/embedded_data.c
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -c -o $@ $<
 
 # --- library, CLI and server ------------------------------------------------------
+# position-independent: the same objects make libvramfit.a and libvramfit.so
 $(B)/lib/%.o: src/lib/%.c | $(B)/lib
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -fPIC $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/libvramfit.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
+# the shared library exports the public vf_* names only (tools/libvramfit.map)
+$(B)/libvramfit.so.$(VERSION): $(LIB_OBJ) tools/libvramfit.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libvramfit.so.$(SOVERSION) \
+	  -Wl,--version-script=tools/libvramfit.map -o $@ $(LIB_OBJ) $(PKG_LIBS) -ldl -lpthread -lm
+$(B)/libvramfit.so: $(B)/libvramfit.so.$(VERSION)
+	ln -sf libvramfit.so.$(VERSION) $(B)/libvramfit.so.$(SOVERSION) && ln -sf libvramfit.so.$(SOVERSION) $@
+# --version: the commit and the catalog's date, rewritten only when they change
+$(B)/version.h: FORCE | $(B)
+	@sh tools/version.sh > $@.tmp && { cmp -s $@.tmp $@ || mv $@.tmp $@; }; rm -f $@.tmp
+$(B)/cli/main.o $(B)/cli/cmd_doc.o: $(B)/version.h
+FORCE:
 # the CLI sees include/vramfit.h and its own header only
 $(B)/cli/%.o: src/cli/%.c | $(B)/cli
-	$(CC) $(CFLAGS:-Isrc/lib=) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS:-Isrc/lib=) -I$(B) $(DEPFLAGS) -c -o $@ $<
 # the server: a program of its own (vramfit serve runs it) linking the library and no CLI
 # object; libmicrohttpd's header for its types, the library itself is dlopen()ed
 $(B)/server/%.o: src/server/%.c | $(B)/server
@@ -103,8 +123,9 @@ $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a | $(B)/tests
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
 	  $(TEST_LIBS) -lm
 
-test: deps $(B)/vramfit $(B)/vramfit-serve $(B)/tests/httpload $(UNIT_BIN) $(FUZZ_BIN) $(STUBS)
-	@sh tests/run.sh $(B) $(UNIT_BIN)
+test: deps $(B)/vramfit $(B)/vramfit-serve $(B)/libvramfit.so $(B)/tests/httpload $(UNIT_BIN) \
+    $(FUZZ_BIN) $(STUBS)
+	@SAN="$(SAN)" sh tests/run.sh $(B) $(UNIT_BIN)
 unit: $(UNIT_BIN)
 	@sh tests/run.sh --unit-only $(B) $(UNIT_BIN)
 golden: $(B)/vramfit $(B)/vramfit-serve
@@ -148,6 +169,67 @@ bench-peer: deps $(B)/vramfit
 	@sh bench/peer-gguf.sh $(B)/vramfit
 bench-accuracy: deps $(B)/vramfit $(B)/tests/t_vllm $(B)/tests/t_ollama
 	@sh bench/accuracy.sh $(B)/vramfit
+
+# --- install -------------------------------------------------------------------
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMMANDS   := estimate pick inspect catalog explain serve smi top run help
+MANPAGES   := $(B)/man/vramfit.1 $(COMMANDS:%=$(B)/man/vramfit-%.1)
+# the man pages are what `vramfit help` prints (and the option table), as roff
+$(B)/man/vramfit.1: $(B)/vramfit
+	@mkdir -p $(@D)
+	$(B)/vramfit help --man > $@.tmp && mv $@.tmp $@
+$(B)/man/vramfit-%.1: $(B)/vramfit
+	@mkdir -p $(@D)
+	$(B)/vramfit help --man $* > $@.tmp && mv $@.tmp $@
+$(B)/vramfit.pc: tools/vramfit.pc.in include/vramfit.h
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	  -e 's|@VERSION@|$(VERSION)|' $< > $@
+man: $(MANPAGES)
+install: $(B)/vramfit $(B)/vramfit-serve $(B)/libvramfit.so $(B)/libvramfit.a $(B)/vramfit.pc \
+    $(MANPAGES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)/bash-completion/completions \
+	  $(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(DATADIR)/fish/vendor_completions.d \
+	  $(DESTDIR)$(UNITDIR)
+	install -m 755 $(B)/vramfit $(B)/vramfit-serve $(DESTDIR)$(BINDIR)/
+	install -m 644 $(B)/libvramfit.so.$(VERSION) $(B)/libvramfit.a $(DESTDIR)$(LIBDIR)/
+	ln -sf libvramfit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libvramfit.so.$(SOVERSION)
+	ln -sf libvramfit.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvramfit.so
+	install -m 644 include/vramfit.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(B)/vramfit.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 completions/vramfit.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/vramfit
+	install -m 644 completions/_vramfit $(DESTDIR)$(DATADIR)/zsh/site-functions/_vramfit
+	install -m 644 completions/vramfit.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/vramfit.fish
+	sed 's|/usr/bin/vramfit|$(BINDIR)/vramfit|' contrib/vramfit.service > $(DESTDIR)$(UNITDIR)/vramfit.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/vramfit.service
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/vramfit $(DESTDIR)$(BINDIR)/vramfit-serve \
+	  $(DESTDIR)$(LIBDIR)/libvramfit.so $(DESTDIR)$(LIBDIR)/libvramfit.so.$(SOVERSION) \
+	  $(DESTDIR)$(LIBDIR)/libvramfit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libvramfit.a \
+	  $(DESTDIR)$(INCLUDEDIR)/vramfit.h $(DESTDIR)$(LIBDIR)/pkgconfig/vramfit.pc \
+	  $(MANPAGES:$(B)/man/%=$(DESTDIR)$(MANDIR)/man1/%) \
+	  $(DESTDIR)$(DATADIR)/bash-completion/completions/vramfit \
+	  $(DESTDIR)$(DATADIR)/zsh/site-functions/_vramfit \
+	  $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/vramfit.fish \
+	  $(DESTDIR)$(UNITDIR)/vramfit.service
+
+# the Debian packages (debian/), built from a copy of the tracked files in $(B)/deb/src, so
+# that dpkg-buildpackage writes its .deb files into $(B)/deb and nothing into the tree
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+deb:
+	@[ "$(VRAMFIT_NO_DEPS)" = 1 ] || sh tools/deps.sh $(DEB_TOOLS) $(DEB_PKGS)
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/src
+	git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - | tar -xf - -C $(B)/deb/src
+	cd $(B)/deb/src && dpkg-buildpackage -us -uc -b -j2 >../build.log 2>&1 || \
+	  { tail -30 ../build.log; exit 1; }
+	ls $(B)/deb/*.deb
 
 # --- lint ----------------------------------------------------------------------
 SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h src/lib/*/*.c src/lib/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h \

@@ -97,6 +97,13 @@ if [ "$mode" = all ]; then
     suite run tests/run/run.sh "$build/vramfit"
     suite browser tests/browser/run.sh "$build/vramfit" "$build/browser"
     suite json tests/json/run.sh "$build/vramfit"
+    # make install and the Debian packages, with the plain build only (a sanitizer build's
+    # library needs its runtime to link a program against)
+    if [ -z "${SAN:-}" ]; then
+        DEB=${DEB:-1}
+        export DEB
+        suite install tests/install/run.sh "$build"
+    fi
 fi
 # the final line: "N passed, N failed" as the README states it, ", N skipped" only when a
 # check was skipped

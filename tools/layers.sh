@@ -53,7 +53,8 @@ for f in src/lib/*/*.c src/lib/*/*.h; do
 done >>"$tmp/calls"
 for f in src/cli/*.c src/cli/*.h src/server/*.c src/server/*.h; do
     sed -n 's/^#include "\(.*\)"/\1/p' "$f" | while read -r h; do
-        case $h in vramfit.h | cli.h | server.h) ;; *) echo "layers: $f includes \"$h\" (the CLI and the server use vramfit.h only)" ;; esac
+        # version.h: the build's identity (commit, catalog date), made by tools/version.sh
+        case $h in vramfit.h | cli.h | server.h | version.h) ;; *) echo "layers: $f includes \"$h\" (the CLI and the server use vramfit.h only)" ;; esac
     done
 done >>"$tmp/calls"
 if [ -s "$tmp/calls" ]; then

@@ -55,6 +55,20 @@ struct cli_answer {
 int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, struct cli_answer *r);
 void cli_answer_end(struct cli_answer *r);
 
+/* The pieces of the help of a command whose options the library's table holds: the text
+ * before them, the command line's own flags, the table's command (VF_CMD_*), the text after;
+ * false for the other commands (their help is one text). */
+struct cli_help_parts {
+    const char *intro, *cli_flags;
+    unsigned vfcmd;
+    const char *outro;
+};
+bool cli_help_parts(const char *cmd, struct cli_help_parts *out);
+
+/* `help --man [COMMAND]` and `help --complete WHAT [COMMAND]` (cmd_doc.c); argv[0] is the
+ * flag. */
+int cli_doc(int argc, char **argv);
+
 /* The catalog (embedded, or --data-dir / VRAMFIT_DATA_DIR); prints the error itself. */
 struct vf_catalog *cli_catalog(const char *data_dir);
 /* The same, reading only VF_CATALOG_* `parts`. */

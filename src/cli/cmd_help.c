@@ -38,7 +38,7 @@ static const char estimate_intro[] =
     "The memory a workload needs, by component; with --gpu, whether it fits, the headroom,\n"
     "and the largest context and number of users that fit. An engine's own flags\n"
     "('vramfit help engines') select that engine.\n"
-    "\n" CLI_FLAGS;
+    "\n";
 static const char estimate_outro[] =
     "\n"
     "exit: 0 fits (or no card given), 3 does not fit, 1 error, 2 usage\n"
@@ -50,7 +50,7 @@ static const char pick_intro[] =
     "Every offer of the catalog (card x count) that fits the workload, cheapest first,\n"
     "with price per hour and per minute; what each cheaper card would need to fit.\n"
     "--gpus N keeps the offers of N cards.\n"
-    "\n" CLI_FLAGS;
+    "\n";
 static const char pick_outro[] =
     "\n"
     "exit: 0 something fits, 3 nothing fits, 1 error, 2 usage\n"
@@ -132,7 +132,7 @@ static const char explain_intro[] =
     "fixes for the tool, each with what it saves (estimated when the model is known: --model,\n"
     "and the workload flags for what the log does not show) and what it costs; last, the\n"
     "cheapest card that would fit.\n"
-    "\n" CLI_FLAGS;
+    "\n";
 static const char explain_outro[] =
     "\n"
     "exit: 0 an error was found and explained, 3 none found, 1 error, 2 usage\n"
@@ -144,14 +144,33 @@ static const char catalog_help[] =
     "The built-in data: models (HF id and alias) or GPUs (nvidia-smi total, usable total\n"
     "as CUDA reports it, precision support) with their offers.\n";
 
-/* intro, the options of the library's table for vfcmd, outro: made once, kept to the exit */
+/* intro, the command line's flags, the options of the library's table for vfcmd, outro: made
+ * once, kept to the exit */
 static const char *with_options(const char *intro, unsigned vfcmd, const char *outro)
 {
     static struct vf_arena *a;
     if (!a && !(a = vf_arena_open(0)))
         return NULL;
     const char *opts = vf_options_help(a, vfcmd);
-    return opts ? vf_arena_printf(a, "%s%s%s", intro, opts, outro) : NULL;
+    return opts ? vf_arena_printf(a, "%s%s%s%s", intro, CLI_FLAGS, opts, outro) : NULL;
+}
+
+bool cli_help_parts(const char *cmd, struct cli_help_parts *out)
+{
+    static const struct {
+        const char *cmd;
+        struct cli_help_parts parts;
+    } parts[] = {
+        {"estimate", {estimate_intro, CLI_FLAGS, VF_CMD_ESTIMATE, estimate_outro}},
+        {"pick", {pick_intro, CLI_FLAGS, VF_CMD_PICK, pick_outro}},
+        {"explain", {explain_intro, CLI_FLAGS, VF_CMD_EXPLAIN, explain_outro}},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (!strcmp(parts[i].cmd, cmd)) {
+            *out = parts[i].parts;
+            return true;
+        }
+    return false;
 }
 
 const char *cli_help_text(const char *cmd)
@@ -209,6 +228,8 @@ int cmd_help(int argc, char **argv)
         return cli_print(main_help);
     if (!strcmp(argv[1], "engines"))
         return engines_help();
+    if (!strcmp(argv[1], "--man") || !strcmp(argv[1], "--complete"))
+        return cli_doc(argc - 1, argv + 1);
     const char *t = cli_help_text(argv[1]);
     if (!t) {
         cli_error("no help for '%s' (commands: estimate, pick, inspect, catalog, explain)",

@@ -3,6 +3,7 @@
  * DESIGN section 8 (0 yes, 1 error, 2 usage, 3 answered no).
  */
 #include "cli.h"
+#include "version.h"
 
 #include <locale.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
         return cmd_help(argc - 1, argv + 1);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("vramfit %s\n", VF_VERSION);
+        printf("vramfit %s (commit %s, catalog %s)\n", VF_VERSION, VF_COMMIT, VF_CATALOG_DATE);
         return EXIT_YES;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
