@@ -678,11 +678,8 @@ int cmd_run(int argc, char **argv)
         return cli_print(cli_help_text("run"));
     if (prc)
         return prc;
-    r.a = vf_arena_open(0);
-    if (!r.a) {
-        cli_error("run: out of memory");
+    if (!(r.a = cli_arena()))
         return EXIT_ERR;
-    }
     measure_baseline(&r);
     r.tail = malloc(RUN_TAIL);
     if (start_child(&r)) {

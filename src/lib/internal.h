@@ -39,6 +39,11 @@ void vf__err_prefix(struct vf_error *err, const char *fmt, ...) VF__PRINTF(2, 3)
 void *vf__malloc(size_t n);
 void *vf__realloc(void *p, size_t n);
 void vf__free(void *p);
+/* Did a jansson allocation fail on this thread since the last call? Clears the note. */
+bool vf__json_oom(void);
+struct json_error_t;
+/* After a json_loadb that failed with *je: did memory run out (not a malformed text)? */
+bool vf__json_nomem(const struct json_error_t *je);
 
 /* ------------------------------------------------------ checked arithmetic */
 

@@ -90,10 +90,13 @@ char *vf__json_finish(struct vf_arena *a, json_t *root)
 {
     char *s = root ? json_dumps(root, DUMP_FLAGS) : NULL;
     json_decref(root);
-    if (!s)
+    /* a value jansson could not allocate was left out of root: the document is short */
+    if (vf__json_oom() || !s) {
+        vf__free(s);
         return NULL;
+    }
     char *out = vf_arena_printf(a, "%s\n", s);
-    free(s);
+    vf__free(s);
     return out;
 }
 

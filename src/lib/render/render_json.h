@@ -22,7 +22,8 @@ json_t *vf__json_str(const char *s);
 /* An array of the n strings of s, each as vf__json_text makes it. */
 json_t *vf__json_texts(const char *const *s, size_t n);
 /* Dumps root (indented, reals at 10 significant digits) into arena a with a final newline,
- * and frees root; NULL when memory runs out. */
+ * and frees root; NULL when memory runs out, now or while root was built (a value jansson
+ * could not allocate is missing from it: vf__json_oom). */
 char *vf__json_finish(struct vf_arena *a, json_t *root);
 
 #endif
