@@ -40,7 +40,7 @@ static int wake_wr = -1;
 
 /* The signals forwarded to the child's group as they come: what a job is sent by a terminal,
  * a scheduler (SLURM's USR1/USR2 warnings) or a user. SIGTSTP is forwarded too and then
- * stops vramfit; the real-time signals are added in catch_signals(). Not forwarded: SIGPIPE
+ * stops vramfit; each_signal() adds the real-time ones. Not forwarded: SIGPIPE
  * (ignored: about our own output), SIGCHLD, SIGTTIN/SIGTTOU, the faults. */
 static const int forwarded[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGUSR1, SIGUSR2,
                                 SIGALRM, SIGTERM, SIGWINCH, SIGCONT, SIGTSTP};

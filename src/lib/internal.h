@@ -97,7 +97,10 @@ extern const size_t vf__n_embedded_files;
 /* As vf_arena_alloc, without zeroing: for arrays the caller fills before it reads them. */
 void *vf__arena_take(struct vf_arena *a, size_t n);
 
-/* Reads a whole file into arena memory (NUL-terminated), refusing files over limit. */
+/* What a file that is not a regular file is, for errors: "a FIFO", "a directory", ... */
+const char *vf__file_kind(unsigned mode);
+/* Reads a whole file into arena memory (NUL-terminated), refusing files over limit and
+ * anything but a regular file (a FIFO, a device) before reading: it never blocks. */
 enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
                           size_t *len, struct vf_error *err);
 

@@ -503,9 +503,10 @@ static void test_folder_errors(void **state)
     assert_non_null(strstr(err.msg, at("empty")));
 }
 
-/* 6b. A FIFO named x.gguf or x.safetensors (no writer: an open without O_NONBLOCK waits
- * forever) and a character device are refused before a byte is read, naming the file and
- * what it is. alarm(): a regression that blocks kills the test binary instead of hanging. */
+/* 6b. A FIFO named x.gguf, x.safetensors or x.json (no writer: an open without O_NONBLOCK
+ * waits forever; the first two are read by the reader, config.json whole by vf__read_file)
+ * and a character device are refused before a byte is read, naming the file and what it is.
+ * alarm(): a regression that blocks kills the test binary instead of hanging. */
 static void test_special_files(void **state)
 {
     (void)state;
@@ -513,11 +514,14 @@ static void test_special_files(void **state)
     mkdirs("special/");
     assert_int_equal(mkfifo(at("special/x.gguf"), 0600), 0);
     assert_int_equal(mkfifo(at("special/x.safetensors"), 0600), 0);
+    assert_int_equal(mkfifo(at("special/x.json"), 0600), 0);
     alarm(10);
     assert_int_equal(resolve_err(at("special/x.gguf"), &err), VF_EIO);
     assert_non_null(strstr(err.msg, "x.gguf': a FIFO, not a regular file"));
     assert_int_equal(resolve_err(at("special/x.safetensors"), &err), VF_EIO);
     assert_non_null(strstr(err.msg, "x.safetensors': a FIFO, not a regular file"));
+    assert_int_equal(resolve_err(at("special/x.json"), &err), VF_EIO);
+    assert_non_null(strstr(err.msg, "x.json': a FIFO, not a regular file"));
     alarm(0);
     struct vf_reader r;
     assert_int_equal(vf_reader_open_file(&r, "/dev/zero", &err), VF_EIO);

@@ -64,22 +64,6 @@ static enum vf_err file_read(void *ud, uint64_t off, void *buf, size_t n, size_t
     return VF_OK;
 }
 
-/* What a file that is not a regular file is, for the error: "a FIFO", "a directory", ... */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    return "a special file";
-}
-
 /* The file is opened with O_NONBLOCK so that a FIFO without a writer (or a device that waits)
  * cannot block the open; anything but a regular file is refused before a byte is read. */
 enum vf_err vf_reader_open_file(struct vf_reader *r, const char *path, struct vf_error *err)
@@ -99,7 +83,7 @@ enum vf_err vf_reader_open_file(struct vf_reader *r, const char *path, struct vf
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         return vf__errf(err, VF_EIO, "cannot read '%s': %s, not a regular file", path,
-                        file_kind(st.st_mode));
+                        vf__file_kind(st.st_mode));
     }
     r->fd = fd;
     r->read = file_read;
