@@ -99,6 +99,10 @@ void *vf__arena_take(struct vf_arena *a, size_t n);
 
 /* What a file that is not a regular file is, for errors: "a FIFO", "a directory", ... */
 const char *vf__file_kind(unsigned mode);
+/* Opens path for reading (close-on-exec, O_NONBLOCK so that a FIFO without a writer cannot
+ * block the open) and refuses anything but a regular file before a byte is read, naming what
+ * it is. The descriptor in *fd, the file's size in *size. VF_ENOENT, VF_EIO. */
+enum vf_err vf__open_regular(const char *path, int *fd, uint64_t *size, struct vf_error *err);
 /* Reads a whole file into arena memory (NUL-terminated), refusing files over limit and
  * anything but a regular file (a FIFO, a device) before reading: it never blocks. */
 enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,

@@ -67,11 +67,9 @@ const char *vf__file_kind(unsigned mode)
     return "a special file";
 }
 
-enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
-                          size_t *len, struct vf_error *err)
+enum vf_err vf__open_regular(const char *path, int *out_fd, uint64_t *size, struct vf_error *err)
 {
-    /* O_NONBLOCK: a FIFO without a writer (or a device) must not block the open; anything
-     * but a regular file is refused before a byte is read */
+    /* O_NONBLOCK: a FIFO without a writer (or a device) must not block the open */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
@@ -87,17 +85,30 @@ enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, ch
         return vf__errf(err, VF_EIO, "cannot read '%s': %s, not a regular file", path,
                         vf__file_kind(st.st_mode));
     }
+    *out_fd = fd;
+    *size = (uint64_t)st.st_size;
+    return VF_OK;
+}
+
+enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
+                          size_t *len, struct vf_error *err)
+{
+    int fd;
+    uint64_t size;
+    enum vf_err rc = vf__open_regular(path, &fd, &size, err);
+    if (rc)
+        return rc;
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         close(fd);
         return vf__errf(err, VF_ENOMEM, "cannot read '%s': out of memory", path);
     }
-    if ((uint64_t)st.st_size > limit) {
+    if (size > limit) {
         fclose(f);
-        return vf__errf(err, VF_ELIMIT, "cannot read '%s': %lld bytes is over the limit of %zu",
-                        path, (long long)st.st_size, limit);
+        return vf__errf(err, VF_ELIMIT, "cannot read '%s': %llu bytes is over the limit of %zu",
+                        path, (unsigned long long)size, limit);
     }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)size;
     char *buf = vf_arena_alloc(a, n + 1);
     if (!buf) {
         fclose(f);

@@ -64,31 +64,21 @@ static enum vf_err file_read(void *ud, uint64_t off, void *buf, size_t n, size_t
     return VF_OK;
 }
 
-/* The file is opened with O_NONBLOCK so that a FIFO without a writer (or a device that waits)
- * cannot block the open; anything but a regular file is refused before a byte is read. */
+/* Anything but a regular file (a FIFO, a device) is refused before a byte is read, and the
+ * open cannot block (vf__open_regular). */
 enum vf_err vf_reader_open_file(struct vf_reader *r, const char *path, struct vf_error *err)
 {
     memset(r, 0, sizeof *r);
     r->fd = -1;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
-                        strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return vf__errf(err, VF_EIO, "cannot read '%s': %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return vf__errf(err, VF_EIO, "cannot read '%s': %s, not a regular file", path,
-                        vf__file_kind(st.st_mode));
-    }
+    int fd;
+    uint64_t size;
+    enum vf_err rc = vf__open_regular(path, &fd, &size, err);
+    if (rc)
+        return rc;
     r->fd = fd;
     r->read = file_read;
     r->ud = r;
-    r->size = (uint64_t)st.st_size;
+    r->size = size;
     r->name = path;
     return VF_OK;
 }
