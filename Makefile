@@ -123,6 +123,13 @@ $(B)/tests/t_%: tests/unit/t_%.c $(B)/libvramfit.a | $(B)/tests
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -Wno-missing-prototypes -o $@ $< $(B)/libvramfit.a \
 	  $(TEST_LIBS) -lm
 
+# the allocation-failure test runs the CLI's commands in-process: it links the CLI's objects
+# (all but main.o) with the library
+CLI_CMD_OBJ := $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
+$(B)/tests/t_allocfail: tests/unit/t_allocfail.c $(CLI_CMD_OBJ) $(B)/libvramfit.a | $(B)/tests
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Wno-missing-prototypes -o $@ $< $(CLI_CMD_OBJ) $(B)/libvramfit.a \
+	  $(TEST_LIBS) -lm
+
 test: deps $(B)/vramfit $(B)/vramfit-serve $(B)/libvramfit.so $(B)/tests/httpload $(UNIT_BIN) \
     $(FUZZ_BIN) $(STUBS)
 	@SAN="$(SAN)" sh tests/run.sh $(B) $(UNIT_BIN)

@@ -1116,8 +1116,11 @@ struct vf_run_sample {
     double t_ms;
     uint64_t device_used, baseline, tree_bytes;
 };
-/* The PIDs of root's process tree (root first) from /proc under VRAMFIT_SYSROOT. */
-size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap);
+/* The PIDs of root's process tree (root first) from /proc under VRAMFIT_SYSROOT, at most cap.
+ * *cut (may be NULL) is set true when the tree may be incomplete: it had more than cap
+ * members, or /proc listed more than VF_RUN_MAX_PROCS processes (those past it unread). */
+#define VF_RUN_MAX_PROCS 4096
+size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap, bool *cut);
 /* What the tree holds on device (-1: every device) in snapshot s. */
 uint64_t vf_run_tree_bytes(const struct vf_gpu_snapshot *s, const uint32_t *tree, size_t n,
                            int device);
@@ -1139,6 +1142,7 @@ struct vf_run_report {
     size_t samples;
     double interval_ms;
     double oom_at_ms; /* < 0: no out-of-memory message seen */
+    size_t tree_cut;  /* samples whose process tree was cut at a cap (vf_run_tree's *cut) */
 };
 /* The report as a JSON document (always valid JSON: bytes of argv that are not UTF-8 become
  * U+FFFD); NULL when memory runs out. */

@@ -74,6 +74,9 @@ struct vf_catalog *cli_catalog(const char *data_dir);
 /* The same, reading only VF_CATALOG_* `parts`. */
 struct vf_catalog *cli_catalog_parts(const char *data_dir, unsigned parts);
 
+/* An arena (vf_arena_open(0)); NULL with "out of memory" printed when it cannot be had. */
+struct vf_arena *cli_arena(void);
+
 /* Writes text to stdout; returns EXIT_ERR when it could not. */
 int cli_print(const char *text);
 

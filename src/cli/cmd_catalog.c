@@ -32,7 +32,7 @@ int cmd_catalog(int argc, char **argv)
     struct vf_catalog *c = cli_catalog(data_dir);
     if (!c)
         return EXIT_ERR;
-    struct vf_arena *a = vf_arena_open(0);
+    struct vf_arena *a = cli_arena();
     struct vf_catalog view;
     struct vf_error err = {0};
     if (!a || vf_catalog_search(a, c, gpus ? NULL : q, &view, &err)) {

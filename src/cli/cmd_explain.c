@@ -42,13 +42,12 @@ int cmd_explain(int argc, char **argv)
         return EXIT_ERR;
     }
     struct vf_catalog *cat = cli_catalog(o.data_dir);
-    struct vf_arena *a = vf_arena_open(0);
+    struct vf_arena *a = cat ? cli_arena() : NULL;
     struct vf_error err = {0};
     struct vf_explain x;
     rc = EXIT_ERR;
     if (!cat || !a) {
-        if (cat)
-            cli_error("out of memory");
+        /* the error is printed */
     } else if (vf_answer_explain(a, cat, &o.w, read_file, &src, &x, &err)) {
         rc = cli_lib_error(&err);
     } else if (!x.n_events && !o.json) {

@@ -105,17 +105,28 @@ static const char top_help[] =
 
 static const char run_help[] =
     "usage: vramfit run [--interval MS] [--device N] [--plot FILE.svg] [--csv FILE]\n"
-    "                   [--report FILE] [--json] [--explain auto|off] -- CMD ARGS...\n"
+    "                   [--report FILE] [--json] [--explain auto|off] [--no-wait] -- CMD ARGS...\n"
     "\n"
     "Runs CMD and samples what its whole process tree holds on the GPU (every 10 ms by\n"
-    "default, four times as often while the memory moves), with the device's use before the start "
-    "as the baseline; at the end the peak,\n"
-    "when it happened, the headroom it left and a verdict go to stderr (--json: as JSON;\n"
-    "--report FILE: into FILE). CMD's stdin, stdout and stderr pass through untouched; when it\n"
-    "dies of an out-of-memory error the diagnosis and fixes follow its output.\n"
+    "default, four times as often while the memory moves), with the device's use before the\n"
+    "start as the baseline. When CMD exits, the peak, when it happened, the headroom it left\n"
+    "and a verdict go to stderr (--json: as JSON; --report FILE: into FILE). CMD's stdin,\n"
+    "stdout and stderr pass through untouched; when it dies of an out-of-memory error the\n"
+    "diagnosis and fixes follow its output.\n"
     "  --plot FILE.svg   the timeline: device and process tree, the card, the peak, the OOM\n"
     "  --csv FILE        the raw samples\n"
-    "exit: CMD's exit status (128 + N for signal N, 127 when it cannot start)\n";
+    "  --no-wait         return when CMD exits, without waiting for processes it left behind\n"
+    "\n"
+    "Signals: HUP, INT, QUIT, TERM, USR1, USR2, ALRM, WINCH, CONT and the real-time signals\n"
+    "are forwarded to CMD's process group; TSTP (Ctrl-Z) stops CMD, then vramfit, and fg\n"
+    "resumes both. SIGPIPE is ignored: if whatever reads vramfit's stderr goes away, CMD runs\n"
+    "on and its status is still returned.\n"
+    "Leftovers: when CMD exits while processes it started still hold its stderr (`sleep 60 &`),\n"
+    "their output is relayed until they close it, nothing lost; the first SIGINT or SIGTERM is\n"
+    "forwarded to them, a second one stops waiting and returns at once; --no-wait does not\n"
+    "wait (their later stderr is lost).\n"
+    "exit: CMD's exit status (128 + N for signal N, 127 when CMD is not found, 126 when it is\n"
+    "found but cannot be executed), 1 when vramfit itself fails, 2 usage\n";
 
 static const char inspect_help[] =
     "usage: vramfit inspect MODEL [--json] [--ascii] [--data-dir DIR]\n"

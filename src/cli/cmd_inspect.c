@@ -32,7 +32,7 @@ int cmd_inspect(int argc, char **argv)
     struct vf_catalog *cat = cli_catalog(data_dir);
     if (!cat)
         return EXIT_ERR;
-    struct vf_arena *a = vf_arena_open(0);
+    struct vf_arena *a = cli_arena();
     struct vf_error err = {0};
     struct vf_model m;
     int rc = EXIT_ERR;

@@ -4,8 +4,14 @@
  * command dies of an OOM, explains it with the numbers just seen. The child gets stdin and
  * stdout untouched and its own process group (the terminal's foreground when stdin is one);
  * its stderr is passed through as it comes and kept, the last 1 MiB, for the OOM parser.
- * SIGINT, SIGTERM and SIGHUP are forwarded; vramfit exits with the child's status (128 + N
- * for a signal, 127 when the command cannot start).
+ * Every signal a job is sent (HUP INT QUIT USR1 USR2 ALRM TERM WINCH CONT, the real-time
+ * ones) is forwarded to the child's process group; TSTP stops the child, then vramfit.
+ * SIGPIPE is ignored: when whatever reads our stderr goes away the child keeps running, its
+ * output is still read (and dropped), and its status still returned. When the child exits
+ * the report is made at once; output that processes it left behind still write into its
+ * stderr is relayed until they close it (nothing lost), unless --no-wait, or until a second
+ * SIGINT or SIGTERM. vramfit exits with the child's status (128 + N for a signal, 127 when
+ * the command is not found, 126 when it cannot be executed).
  */
 #define _GNU_SOURCE /* memmem */
 #include "cli.h"
@@ -23,16 +29,65 @@
 
 #define RUN_TAIL      ((size_t)1 << 20) /* stderr kept for the OOM parser */
 #define RUN_MAX_SAMPL 200000            /* then every other sample is dropped */
-#define RUN_TREE_CAP  1024
+#define RUN_TREE_CAP  1024              /* processes of the command's tree per sample */
 
-static volatile sig_atomic_t forward_sig;
+/* What the signal handlers share with the loop: the child's group (0 before it exists), the
+ * SIGINT and SIGTERM seen (the second one stops the wait for leftover output), and the write
+ * end of a pipe that wakes the loop's poll (a signal, the child's exit). */
 static pid_t child_pgid;
+static volatile sig_atomic_t n_stops;
+static int wake_wr = -1;
+
+/* The signals forwarded to the child's group as they come: what a job is sent by a terminal,
+ * a scheduler (SLURM's USR1/USR2 warnings) or a user. SIGTSTP is forwarded too and then
+ * stops vramfit; each_signal() adds the real-time ones. Not forwarded: SIGPIPE
+ * (ignored: about our own output), SIGCHLD, SIGTTIN/SIGTTOU, the faults. */
+static const int forwarded[] = {SIGHUP,  SIGINT,  SIGQUIT,  SIGUSR1, SIGUSR2,
+                                SIGALRM, SIGTERM, SIGWINCH, SIGCONT, SIGTSTP};
 
 static void on_signal(int sig)
 {
-    forward_sig = sig;
-    if (child_pgid > 0)
+    int saved = errno;
+    if (sig == SIGINT || sig == SIGTERM)
+        n_stops = n_stops + 1;
+    if (child_pgid > 0 && sig != SIGCHLD)
         kill(-child_pgid, sig);
+    if (sig == SIGTSTP) /* the child was told to stop: vramfit stops with it */
+        raise(SIGSTOP);
+    if (wake_wr >= 0)
+        (void)!write(wake_wr, "", 1);
+    errno = saved;
+}
+
+/* Calls fn(sig) for every signal vramfit forwards, then SIGCHLD when chld. */
+static void each_signal(void (*fn)(int sig, void *ud), void *ud, bool chld)
+{
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+        fn(forwarded[i], ud);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        fn(sig, ud);
+    if (chld)
+        fn(SIGCHLD, ud);
+}
+
+static void catch_one(int sig, void *ud)
+{
+    (void)ud;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, NULL);
+}
+
+static void add_one(int sig, void *ud)
+{
+    sigaddset(ud, sig);
+}
+
+static void default_one(int sig, void *ud)
+{
+    (void)ud;
+    signal(sig, SIG_DFL);
 }
 
 static double now_ms(void)
@@ -42,25 +97,30 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Writes all of buf to fd (the child's stderr, passed through). */
-static void write_all(int fd, const char *buf, size_t n)
+/* Writes all of buf to fd (the child's stderr, passed through); false when fd is gone (EPIPE:
+ * its reader closed it; SIGPIPE is ignored) or fails. */
+static bool write_all(int fd, const char *buf, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+            if (errno == EAGAIN) /* a non-blocking stderr that is full: wait for it */
+                poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, 100);
             continue;
+        }
         if (w <= 0)
-            return;
+            return false;
         buf += w;
         n -= (size_t)w;
     }
+    return true;
 }
 
 struct opts {
     double interval_ms;
     int device;
     const char *plot, *csv, *report;
-    bool json, explain;
+    bool json, explain, no_wait;
     char **cmd;
 };
 
@@ -79,6 +139,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--no-wait")) {
+            o->no_wait = true;
         } else if (!strcmp(a, "--interval") && has) {
             o->interval_ms = strtod(argv[++i], &end);
             if (*end || o->interval_ms < 1 || o->interval_ms > 60000)
@@ -148,12 +210,17 @@ struct run {
     bool gpu;                 /* the device could be read before the start: samples are taken */
     uint64_t baseline, total; /* the device's used and total bytes before the start */
     const char *gpu_name;
-    pid_t pid;     /* the child, leader of its own process group */
-    int err_fd;    /* the read end of the child's stderr */
-    bool err_open; /* until that pipe is closed */
-    bool tty;      /* stdin is a terminal, handed to the child while it runs */
-    double t0;     /* now_ms() when the child started; sample times count from it */
-    char *tail;    /* the last RUN_TAIL bytes of the child's stderr (NULL: no memory) */
+    pid_t pid;       /* the child, leader of its own process group */
+    int err_fd;      /* the read end of the child's stderr (non-blocking) */
+    int wake_fd;     /* the read end of the pipe the signal handler writes */
+    bool err_open;   /* until that pipe is closed */
+    bool err_gone;   /* our stderr failed (EPIPE): the child's is read and dropped */
+    bool tty;        /* stdin is a terminal, handed to the child while it runs */
+    bool exited;     /* the child has exited (status set) */
+    double t0;       /* now_ms() when the child started; sample times count from it */
+    double dur;      /* ms from the start to the child's exit */
+    size_t tree_cut; /* samples whose process tree was cut at a cap */
+    char *tail;      /* the last RUN_TAIL bytes of the child's stderr (NULL: no memory) */
     size_t tail_len;
     struct vf_run_sample *smp;
     size_t n, cap, stride, skipped; /* samples kept; one snapshot of each stride kept */
@@ -173,37 +240,83 @@ static void measure_baseline(struct run *r)
         fprintf(stderr, "vramfit run: %s: the command runs, nothing is measured\n", err.msg);
 }
 
-/* Starts r->o.cmd in its own process group with its stderr into a pipe, hands it the terminal
- * when stdin is one, and forwards SIGINT, SIGTERM and SIGHUP to its group. Returns 0, or
- * EXIT_ERR with the message printed (the pipe or fork failed). A command that cannot be
- * executed is reported by the child, which exits 127. */
-static int start_child(struct run *r)
+/* The child, after fork: its own process group, stderr into the pipe, the signals vramfit
+ * catches or ignores back to their defaults and unblocked, then CMD. Exits 127 when CMD is
+ * not found, 126 when it is found but cannot be executed (DESIGN section 8, as shells do). */
+static void exec_child(const struct run *r, int err_wr, const sigset_t *old)
 {
-    int ep[2];
+    setpgid(0, 0);
+    dup2(err_wr, STDERR_FILENO);
+    close(err_wr);
+    each_signal(default_one, NULL, true);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGTTOU, SIG_DFL);
+    sigprocmask(SIG_SETMASK, old, NULL);
+    execvp(r->o.cmd[0], r->o.cmd);
+    int e = errno;
+    fprintf(stderr, "vramfit run: cannot %s '%s': %s\n",
+            e == ENOENT || e == ENOTDIR ? "find" : "execute", r->o.cmd[0], strerror(e));
+    _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* Two pipes, both ends close-on-exec: ep for the child's stderr (its write end handed to the
+ * child), wp to wake the loop. False with the message printed; nothing left open. */
+static bool open_pipes(int ep[2], int wp[2])
+{
     if (pipe(ep)) {
-        cli_error("pipe: %s", strerror(errno));
-        return EXIT_ERR;
+        cli_error("run: pipe: %s", strerror(errno));
+        return false;
+    }
+    if (pipe(wp)) {
+        cli_error("run: pipe: %s", strerror(errno));
+        close(ep[0]);
+        close(ep[1]);
+        return false;
     }
     fcntl(ep[0], F_SETFD, FD_CLOEXEC);
+    fcntl(ep[0], F_SETFL, O_NONBLOCK);
+    for (int i = 0; i < 2; i++) {
+        fcntl(wp[i], F_SETFD, FD_CLOEXEC);
+        fcntl(wp[i], F_SETFL, O_NONBLOCK);
+    }
+    return true;
+}
+
+/* Starts r->o.cmd in its own process group with its stderr into a pipe, hands it the terminal
+ * when stdin is one, and forwards every signal of each_signal() to its group (caught from
+ * before the fork, blocked across it so none is lost). SIGPIPE is ignored from now on.
+ * Returns 0, or EXIT_ERR with the message printed and every descriptor closed (a pipe or the
+ * fork failed). A command that cannot be executed is reported by the child (126, 127). */
+static int start_child(struct run *r)
+{
+    int ep[2], wp[2];
+    if (!open_pipes(ep, wp))
+        return EXIT_ERR;
+    sigset_t block, old;
+    sigemptyset(&block);
+    each_signal(add_one, &block, true);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    wake_wr = wp[1];
+    each_signal(catch_one, NULL, true);
+    signal(SIGPIPE, SIG_IGN);
     r->tty = isatty(STDIN_FILENO);
     r->t0 = now_ms();
     pid_t pid = fork();
+    if (pid == 0)
+        exec_child(r, ep[1], &old);
+    close(ep[1]);
     if (pid < 0) {
-        cli_error("fork: %s", strerror(errno));
+        cli_error("run: cannot start '%s': fork: %s", r->o.cmd[0], strerror(errno));
+        close(ep[0]);
+        close(wp[0]);
+        close(wp[1]);
+        wake_wr = -1;
+        sigprocmask(SIG_SETMASK, &old, NULL);
         return EXIT_ERR;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        dup2(ep[1], STDERR_FILENO);
-        close(ep[1]);
-        signal(SIGTTOU, SIG_DFL);
-        execvp(r->o.cmd[0], r->o.cmd);
-        fprintf(stderr, "vramfit run: cannot start '%s': %s\n", r->o.cmd[0], strerror(errno));
-        _exit(127);
-    }
-    close(ep[1]);
     r->pid = pid;
     r->err_fd = ep[0];
+    r->wake_fd = wp[0];
     r->err_open = true;
     setpgid(pid, pid);
     child_pgid = pid;
@@ -211,11 +324,7 @@ static int start_child(struct run *r)
         signal(SIGTTOU, SIG_IGN);
         tcsetpgrp(STDIN_FILENO, pid);
     }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     return 0;
 }
 
@@ -233,24 +342,38 @@ static void keep_tail(struct run *r, const char *buf, size_t n)
     r->tail_len += n;
 }
 
-/* Waits up to wait_ms for the child's stderr (only sleeps once it is closed) and passes on one
- * read of it: to our stderr, into the tail, the time of its first "out of memory" noted. */
-static void pass_stderr(struct run *r, int wait_ms)
+/* Passes on one read of the child's stderr: to our stderr (until that fails), into the tail,
+ * the time of its first "out of memory" noted. False when nothing was read (EOF closes it). */
+static bool read_stderr(struct run *r)
 {
-    struct pollfd pf = {.fd = r->err_fd, .events = POLLIN};
-    int ready = r->err_open ? poll(&pf, 1, wait_ms) : (usleep((useconds_t)wait_ms * 1000), 0);
-    if (ready <= 0)
-        return;
     char buf[65536];
     ssize_t got = read(r->err_fd, buf, sizeof buf);
     if (got > 0) {
-        write_all(STDERR_FILENO, buf, (size_t)got);
+        if (!r->err_gone && !write_all(STDERR_FILENO, buf, (size_t)got))
+            r->err_gone = true;
         keep_tail(r, buf, (size_t)got);
         if (r->oom_ms < 0 && memmem(buf, (size_t)got, "out of memory", 13))
             r->oom_ms = now_ms() - r->t0;
-    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        r->err_open = false;
+        return true;
     }
+    if (got == 0 || (errno != EINTR && errno != EAGAIN))
+        r->err_open = false;
+    return false;
+}
+
+/* Waits up to wait_ms (-1: no limit) for the child's stderr or a wake-up (a signal, the
+ * child's exit), then passes on what its stderr holds. */
+static void pass_stderr(struct run *r, int wait_ms)
+{
+    struct pollfd pf[2] = {{.fd = r->wake_fd, .events = POLLIN},
+                           {.fd = r->err_open ? r->err_fd : -1, .events = POLLIN}};
+    if (poll(pf, 2, wait_ms) <= 0)
+        return;
+    char drain[64];
+    while (read(r->wake_fd, drain, sizeof drain) > 0)
+        ;
+    if (pf[1].revents)
+        read_stderr(r);
 }
 
 /* Keeps sample x. At RUN_MAX_SAMPL samples every other one is dropped and only one snapshot
@@ -286,7 +409,9 @@ static void take_sample(struct run *r, double now)
     struct vf_gpu_snapshot s;
     if (sa && !vf_gpu_snapshot(sa, &s, NULL) && ++r->skipped >= r->stride) {
         r->skipped = 0;
-        size_t nt = vf_run_tree((uint32_t)r->pid, tree, RUN_TREE_CAP);
+        bool cut;
+        size_t nt = vf_run_tree((uint32_t)r->pid, tree, RUN_TREE_CAP, &cut);
+        r->tree_cut += cut;
         add_sample(r, (struct vf_run_sample){now, device_used(&s, r->o.device, NULL, NULL),
                                              r->baseline,
                                              vf_run_tree_bytes(&s, tree, nt, r->o.device)});
@@ -300,25 +425,63 @@ static void take_sample(struct run *r, double now)
     r->next = now + (step < 2 ? 2 : step);
 }
 
-/* Until the child has exited and its stderr is closed: passes its stderr on, samples the GPU
- * while it runs (when one was found), and collects its status. */
+/* The child stopped (a terminal's Ctrl-Z while it had the terminal): vramfit takes the
+ * terminal back and stops too, so that the shell sees the job stopped; when continued (fg)
+ * the child gets the terminal and SIGCONT. A child stopped for reading or writing the terminal
+ * in the background (TTIN, TTOU) is only given the terminal back. */
+static void child_stopped(struct run *r, int st)
+{
+    int sig = WSTOPSIG(st);
+    if (sig != SIGTTIN && sig != SIGTTOU) {
+        tcsetpgrp(STDIN_FILENO, getpgrp());
+        raise(SIGSTOP);
+    }
+    tcsetpgrp(STDIN_FILENO, r->pid);
+    kill(-r->pid, SIGCONT);
+}
+
+/* Until the child has exited: passes its stderr on, samples the GPU while it runs (when one
+ * was found), collects its status; then reads what its stderr already holds. */
 static void watch(struct run *r)
 {
-    bool done = false;
-    while (r->err_open || !done) {
+    while (!r->exited) {
         double now = now_ms() - r->t0;
-        pass_stderr(r, done ? 100 : (int)(r->next > now ? r->next - now : 0));
-        if (!done) {
-            int st;
-            if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
-                done = true;
-                r->status = st;
-            }
+        int wait = !r->gpu ? 1000 : r->next > now ? (int)(r->next - now) + 1 : 0;
+        pass_stderr(r, wait);
+        int st;
+        pid_t w = waitpid(r->pid, &st, WNOHANG | (r->tty ? WUNTRACED : 0));
+        if (w == r->pid && WIFSTOPPED(st)) {
+            child_stopped(r, st);
+        } else if (w == r->pid) {
+            r->exited = true;
+            r->status = st;
         }
         now = now_ms() - r->t0;
-        if (r->gpu && !done && now >= r->next)
+        if (r->gpu && !r->exited && now >= r->next)
             take_sample(r, now);
     }
+    r->dur = now_ms() - r->t0;
+    if (r->tty)
+        tcsetpgrp(STDIN_FILENO, getpgrp());
+    while (r->err_open && read_stderr(r))
+        ;
+}
+
+/* After the child's exit and its report: the processes it left behind that still hold its
+ * stderr are relayed until they close it, a second SIGINT or SIGTERM (the first is forwarded
+ * to them), or at once with --no-wait. Says so on stderr when it waits. */
+static void relay_rest(struct run *r)
+{
+    if (!r->err_open || r->o.no_wait)
+        return;
+    if (!(r->o.json && !r->o.report))
+        fprintf(stderr,
+                "vramfit run: '%s' has exited; processes it started still hold its stderr: "
+                "relaying it until they close it (a second Ctrl-C or SIGTERM stops waiting; "
+                "--no-wait does not wait)\n",
+                r->o.cmd[0]);
+    while (r->err_open && n_stops < 2)
+        pass_stderr(r, -1);
 }
 
 /* The peak of a run (vf_run_peak's sample: where the process tree held most). */
@@ -364,6 +527,7 @@ static char *report_json(const struct run *r, int code, double dur, const struct
         .samples = r->n,
         .interval_ms = r->o.interval_ms * (double)r->stride,
         .oom_at_ms = r->oom_ms,
+        .tree_cut = r->tree_cut,
     };
     char *text = vf_render_run_json(r->a, &rep);
     if (!text)
@@ -418,6 +582,11 @@ static void report_text(const struct run *r, int code, double dur, const struct 
             head < 0 ? "-" : "",
             vf_format_bytes(b2, sizeof b2, (uint64_t)(head < 0 ? -head : head), VF_FMT_IEC), pct);
     fprintf(stderr, "  samples   %zu, every %.0f ms\n", r->n, r->o.interval_ms * (double)r->stride);
+    if (r->tree_cut)
+        fprintf(stderr,
+                "  note      in %zu samples the process tree was cut at %d processes (or /proc "
+                "at %d): what it held may be short\n",
+                r->tree_cut, RUN_TREE_CAP, VF_RUN_MAX_PROCS);
     const char *bigger = bigger_card(r, p->used, pct);
     fprintf(stderr, "  verdict   peak %s of %s - %u %% headroom%s%s\n",
             vf_format_bytes(b1, sizeof b1, p->tree, VF_FMT_IEC),
@@ -509,24 +678,22 @@ int cmd_run(int argc, char **argv)
         return cli_print(cli_help_text("run"));
     if (prc)
         return prc;
-    r.a = vf_arena_open(0);
-    if (!r.a)
+    if (!(r.a = cli_arena()))
         return EXIT_ERR;
     measure_baseline(&r);
+    r.tail = malloc(RUN_TAIL);
     if (start_child(&r)) {
+        free(r.tail);
         vf_arena_close(r.a);
         return EXIT_ERR;
     }
-    r.tail = malloc(RUN_TAIL);
     watch(&r);
-    close(r.err_fd);
-    if (r.tty)
-        tcsetpgrp(STDIN_FILENO, getpgrp());
-    double dur = now_ms() - r.t0;
     int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
     struct peak p = find_peak(&r);
-    report(&r, code, dur, &p);
+    report(&r, code, r.dur, &p);
     explain_oom(&r, code, p.tree);
+    relay_rest(&r);
+    close(r.err_fd);
     free(r.tail);
     free(r.smp);
     vf_arena_close(r.a);

@@ -20,7 +20,7 @@ int cmd_smi(int argc, char **argv)
         else
             return cli_usage("smi", "unexpected '%s' (smi [--json] [--ascii])", argv[i]);
     }
-    struct vf_arena *a = vf_arena_open(0);
+    struct vf_arena *a = cli_arena();
     if (!a)
         return EXIT_ERR;
     struct vf_gpu_snapshot s;

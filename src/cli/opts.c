@@ -163,10 +163,11 @@ int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, str
         vfcmd == VF_CMD_ESTIMATE ? VF_CATALOG_GPUS | VF_CATALOG_MODELS : VF_CATALOG_ALL;
     if (!(r->cat = cli_catalog_parts(r->o.data_dir, parts)))
         return EXIT_ERR;
-    r->a = vf_arena_open(0);
+    r->a = cli_arena();
     r->ans = r->a ? vf_arena_alloc(r->a, sizeof *r->ans) : NULL;
     if (!r->ans) {
-        cli_error("out of memory");
+        if (r->a)
+            cli_error("out of memory");
         return EXIT_ERR;
     }
     return -1;

@@ -36,6 +36,14 @@ static void error_as(const char *code, const char *fmt, va_list ap)
     json_error(code, msg, NULL);
 }
 
+struct vf_arena *cli_arena(void)
+{
+    struct vf_arena *a = vf_arena_open(0);
+    if (!a)
+        cli_error("out of memory");
+    return a;
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;

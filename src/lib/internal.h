@@ -40,6 +40,11 @@ void vf__err_prefix(struct vf_error *err, const char *fmt, ...) VF__PRINTF(2, 3)
 void *vf__malloc(size_t n);
 void *vf__realloc(void *p, size_t n);
 void vf__free(void *p);
+/* Did a jansson allocation fail on this thread since the last call? Clears the note. */
+bool vf__json_oom(void);
+struct json_error_t;
+/* After a json_loadb that failed with *je: did memory run out (not a malformed text)? */
+bool vf__json_nomem(const struct json_error_t *je);
 
 /* ------------------------------------------------------ checked arithmetic */
 
@@ -96,7 +101,14 @@ char *vf__arena_vprintf(struct vf_arena *a, const char *fmt, va_list ap) VF__PRI
 /* As vf_arena_alloc, without zeroing: for arrays the caller fills before it reads them. */
 void *vf__arena_take(struct vf_arena *a, size_t n);
 
-/* Reads a whole file into arena memory (NUL-terminated), refusing files over limit. */
+/* What a file that is not a regular file is, for errors: "a FIFO", "a directory", ... */
+const char *vf__file_kind(unsigned mode);
+/* Opens path for reading (close-on-exec, O_NONBLOCK so that a FIFO without a writer cannot
+ * block the open) and refuses anything but a regular file before a byte is read, naming what
+ * it is. The descriptor in *fd, the file's size in *size. VF_ENOENT, VF_EIO. */
+enum vf_err vf__open_regular(const char *path, int *fd, uint64_t *size, struct vf_error *err);
+/* Reads a whole file into arena memory (NUL-terminated), refusing files over limit and
+ * anything but a regular file (a FIFO, a device) before reading: it never blocks. */
 enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
                           size_t *len, struct vf_error *err);
 

@@ -22,6 +22,12 @@
  *   embed_tokens 64x32 = 2,048; per layer q 32x32 1,024 + k, v 16x32 2 x 512 + o 1,024 +
  *   gate, up 64x32 2 x 2,048 + down 32x64 2,048 + norms 2 x 32 = 9,280; final norm 32
  *   total 2,048 + 2 x 9,280 + 32 = 20,640 params, 41,280 B of data.
+ *
+ * DIR/lone.safetensors: the same tensors with no config.json beside them (inspect shows the
+ * parameters and bytes; the architecture, context and KV cache are unknown).
+ *
+ * DIR/notensors.gguf: the metadata of tiny-q4km.gguf and no tensor at all (the weights'
+ * size is unknown: inspect must say so, not print the sentinel).
  */
 #include "mkgguf.c"
 #include "mksafetensors.c"
@@ -32,6 +38,37 @@ static void die(const char *what)
 {
     fprintf(stderr, "mkfixtures: cannot write %s\n", what);
     exit(1);
+}
+
+/* The metadata of tiny-q4km.gguf, with n_tensors announced in the header. */
+static void gguf_meta(struct mkg *w, size_t n_tensors)
+{
+    mkg_header(w, 3, n_tensors, 13);
+    mkg_kv_str(w, "general.architecture", "llama");
+    mkg_kv_str(w, "general.name", "tiny-q4km");
+    mkg_kv_u32(w, "general.file_type", 15); /* MOSTLY_Q4_K_M */
+    mkg_kv_u32(w, "general.alignment", 32);
+    mkg_kv_u32(w, "llama.block_count", 2);
+    mkg_kv_u32(w, "llama.context_length", 8192);
+    mkg_kv_u32(w, "llama.embedding_length", 256);
+    mkg_kv_u32(w, "llama.feed_forward_length", 512);
+    mkg_kv_u32(w, "llama.attention.head_count", 4);
+    mkg_kv_u32(w, "llama.attention.head_count_kv", 2);
+    mkg_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    mkg_kv_u32(w, "llama.rope.dimension_count", 64);
+    mkg_kv_u32(w, "llama.vocab_size", 1000);
+}
+
+static void write_gguf_notensors(const char *dir)
+{
+    struct mkg w = {0};
+    gguf_meta(&w, 0);
+    mkg_tensors(&w, NULL, 0, 32, false);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/notensors.gguf", dir);
+    if (mkg_save(&w, p))
+        die(p);
+    mkg_free(&w);
 }
 
 static void write_gguf(const char *dir)
@@ -69,20 +106,7 @@ static void write_gguf(const char *dir)
     n++;
 
     struct mkg w = {0};
-    mkg_header(&w, 3, n, 13);
-    mkg_kv_str(&w, "general.architecture", "llama");
-    mkg_kv_str(&w, "general.name", "tiny-q4km");
-    mkg_kv_u32(&w, "general.file_type", 15); /* MOSTLY_Q4_K_M */
-    mkg_kv_u32(&w, "general.alignment", 32);
-    mkg_kv_u32(&w, "llama.block_count", 2);
-    mkg_kv_u32(&w, "llama.context_length", 8192);
-    mkg_kv_u32(&w, "llama.embedding_length", 256);
-    mkg_kv_u32(&w, "llama.feed_forward_length", 512);
-    mkg_kv_u32(&w, "llama.attention.head_count", 4);
-    mkg_kv_u32(&w, "llama.attention.head_count_kv", 2);
-    mkg_kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    mkg_kv_u32(&w, "llama.rope.dimension_count", 64);
-    mkg_kv_u32(&w, "llama.vocab_size", 1000);
+    gguf_meta(&w, n);
     mkg_tensors(&w, ts, n, 32, false);
     char p[1024];
     snprintf(p, sizeof p, "%s/tiny-q4km.gguf", dir);
@@ -147,6 +171,9 @@ static void write_st(const char *dir)
     snprintf(p, sizeof p, "%s/tiny-st/model.safetensors", dir);
     if (mkst_write(p, t, n, "pt"))
         die(p);
+    snprintf(p, sizeof p, "%s/lone.safetensors", dir);
+    if (mkst_write(p, t, n, "pt"))
+        die(p);
 }
 
 int main(int argc, char **argv)
@@ -157,6 +184,7 @@ int main(int argc, char **argv)
     }
     mkdir(argv[1], 0755);
     write_gguf(argv[1]);
+    write_gguf_notensors(argv[1]);
     write_st(argv[1]);
     return 0;
 }

@@ -2,7 +2,9 @@
 # run.sh VRAMFIT - `vramfit run` on the fake GPU backend, whose table the child itself rewrites
 # with its real PID (so the process-tree matching is exercised): the peak found and the
 # baseline subtracted, a grandchild's memory counted, stdout and stderr byte-identical to a
-# direct run, exit statuses and forwarded signals, the OOM explained, the SVG well-formed
+# direct run, exit statuses (126, 127) and forwarded signals (TERM, QUIT, USR1), SIGPIPE on
+# vramfit's stderr survived, a grandchild holding stderr (relayed; --no-wait; the second
+# SIGINT), the OOM explained, the SVG well-formed
 # (xmllint), an interactive child under tmux. Ends with "run: N passed, N failed".
 bin=${1:-build/vramfit}
 case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
@@ -101,6 +103,82 @@ sleep 0.4
 kill -TERM "$vp"
 wait "$vp"
 [ $? = 42 ] && ok "SIGTERM forwarded to the child" || bad "forward" "$?"
+
+# every signal a job is sent is forwarded: QUIT, USR1 (the shell traps each and exits 42; its
+# background sleep writes no stderr, so nothing holds the pipe after it)
+for sig in QUIT USR1; do
+    "$bin" run --report /dev/null -- sh -c "trap 'exit 42' $sig; sleep 3 2>/dev/null & wait" &
+    vp=$!
+    sleep 0.4
+    kill -$sig "$vp"
+    wait "$vp"
+    rc=$?
+    [ $rc = 42 ] && ok "SIG$sig forwarded to the child" || bad "forward $sig" "exit $rc, expected 42"
+done
+
+# found but not executable: 126 (a file without the x bit, a directory); not found: 127 above
+printf 'echo never\n' >"$dir/noexec.sh"
+chmod 644 "$dir/noexec.sh"
+"$bin" run --report /dev/null -- "$dir/noexec.sh" 2>"$dir/126.err"
+rc=$?
+[ $rc = 126 ] && grep -q "cannot execute '$dir/noexec.sh'" "$dir/126.err" &&
+    ok "not executable: 126, named" || bad "126" "exit $rc: $(cat "$dir/126.err")"
+"$bin" run --report /dev/null -- "$dir" 2>/dev/null
+rc=$?
+[ $rc = 126 ] && ok "a directory: 126" || bad "126 dir" "exit $rc"
+
+# SIGPIPE: whatever reads vramfit's stderr (head -1) goes away after the first line; the
+# command keeps running to its end (it touches a file) and its status, 5, is still returned
+rm -f "$dir/pipe.done" "$dir/pipe.rc"
+{
+    "$bin" run --report "$dir/pipe.json" -- sh -c 'i=0; while [ $i -lt 10 ]; do echo line $i >&2;
+        sleep 0.05; i=$((i+1)); done; touch '"$dir/pipe.done"'; exit 5' 2>&1
+    echo $? >"$dir/pipe.rc"
+} | head -1 >/dev/null
+[ "$(cat "$dir/pipe.rc")" = 5 ] && [ -f "$dir/pipe.done" ] &&
+    [ "$(json exit_status "$dir/pipe.json")" = 5 ] && ok "SIGPIPE survived: the command ran on, exit 5" ||
+    bad "sigpipe" "rc '$(cat "$dir/pipe.rc" 2>/dev/null)', done: $(ls "$dir/pipe.done" 2>&1)"
+
+# a grandchild left behind holding stderr: the report is written when the command exits
+# (0.5 s in: the file is there and vramfit still runs), the grandchild's late line is relayed
+# (nothing lost), then vramfit exits with the command's status (3); duration_ms is the
+# command's own (under 1000 ms), not the grandchild's 1.5 s
+ms() { echo $(($(date +%s%N) / 1000000)); }
+rm -f "$dir/g.json"
+"$bin" run --report "$dir/g.json" -- sh -c '(sleep 1.5; echo late >&2) & exit 3' 2>"$dir/g.err" &
+vp=$!
+sleep 0.5
+[ -f "$dir/g.json" ] && kill -0 "$vp" 2>/dev/null && ok "the report comes when the command exits" ||
+    bad "report at exit" "report $(ls "$dir/g.json" 2>&1)"
+wait "$vp"
+rc=$?
+dur=$(json duration_ms "$dir/g.json" | cut -d. -f1)
+[ $rc = 3 ] && grep -q '^late$' "$dir/g.err" && [ "${dur:-9999}" -lt 1000 ] &&
+    ok "the grandchild's output relayed until it closed, exit 3" ||
+    bad "grandchild" "exit $rc, duration ${dur}ms: $(cat "$dir/g.err")"
+# --no-wait: back when the command exits (well under the grandchild's 1.5 s)
+t0=$(ms)
+"$bin" run --no-wait --report /dev/null -- sh -c '(sleep 1.5; echo late >&2) & exit 3' 2>/dev/null
+rc=$?
+t=$(($(ms) - t0))
+[ $rc = 3 ] && [ $t -lt 1000 ] && ok "--no-wait: back at the command's exit (${t} ms)" ||
+    bad "no-wait" "exit $rc after $t ms"
+# the second SIGINT stops the wait at once: the first is forwarded (the background subshell of
+# a non-interactive sh ignores it), the second returns with the command's status (0) in well
+# under the grandchild's 3 s
+t0=$(ms)
+"$bin" run --report /dev/null -- sh -c '(sleep 3; echo late >&2) &' 2>"$dir/s.err" &
+vp=$!
+sleep 0.4
+kill -INT "$vp"
+sleep 0.3
+kill -0 "$vp" 2>/dev/null && ok "one SIGINT: still relaying" || bad "first sigint" "vramfit gone"
+kill -INT "$vp"
+wait "$vp"
+rc=$?
+t=$(($(ms) - t0))
+[ $rc = 0 ] && [ $t -lt 2000 ] && ok "a second SIGINT returns at once (${t} ms)" ||
+    bad "second sigint" "exit $rc after $t ms"
 
 # an OOM explained with the live numbers
 "$bin" run -- sh -c "cat tests/fixtures/oom/pytorch-2.2.log >&2; exit 1" 2>"$dir/oom.err"

@@ -8,9 +8,11 @@
 #include "th.h"
 
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -129,6 +131,37 @@ static void container_names(void **state)
 }
 
 /*
+ * F-RUN-01: the process tree of this test with two children (real /proc): 3 processes. With
+ * room for 16 it is whole (cut false); with room for 2 the third member is left out and the
+ * cut is reported (vramfit run says so; it was silent before issue 17).
+ */
+static void run_tree_cut(void **state)
+{
+    (void)state;
+    pid_t kids[2];
+    for (int i = 0; i < 2; i++) {
+        kids[i] = fork();
+        assert_true(kids[i] >= 0);
+        if (kids[i] == 0) {
+            pause();
+            _exit(0);
+        }
+    }
+    uint32_t tree[16];
+    bool cut16 = true, cut2 = false;
+    size_t n16 = vf_run_tree((uint32_t)getpid(), tree, 16, &cut16);
+    size_t n2 = vf_run_tree((uint32_t)getpid(), tree, 2, &cut2);
+    for (int i = 0; i < 2; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    assert_u64(n16, 3);
+    assert_false(cut16);
+    assert_u64(n2, 2);
+    assert_true(cut2);
+}
+
+/*
  * F-GPU-01: a unified-memory part: NVML says "not supported" for memory; the figures come
  * from the fixture's /proc/meminfo: MemTotal 128 GiB (134217728 kB), MemAvailable 100 GiB
  * (104857600 kB): used 28 GiB.
@@ -181,7 +214,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory_v2_and_v1), cmocka_unit_test(process_strides),
         cmocka_unit_test(errors),           cmocka_unit_test(container_names),
-        cmocka_unit_test(unified_memory),   cmocka_unit_test(mig_instances),
+        cmocka_unit_test(unified_memory),   cmocka_unit_test(run_tree_cut),
+        cmocka_unit_test(mig_instances),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

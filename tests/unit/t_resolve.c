@@ -503,6 +503,32 @@ static void test_folder_errors(void **state)
     assert_non_null(strstr(err.msg, at("empty")));
 }
 
+/* 6b. A FIFO named x.gguf, x.safetensors or x.json (no writer: an open without O_NONBLOCK
+ * waits forever; the first two are read by the reader, config.json whole by vf__read_file)
+ * and a character device are refused before a byte is read, naming the file and what it is.
+ * alarm(): a regression that blocks kills the test binary instead of hanging. */
+static void test_special_files(void **state)
+{
+    (void)state;
+    struct vf_error err;
+    mkdirs("special/");
+    assert_int_equal(mkfifo(at("special/x.gguf"), 0600), 0);
+    assert_int_equal(mkfifo(at("special/x.safetensors"), 0600), 0);
+    assert_int_equal(mkfifo(at("special/x.json"), 0600), 0);
+    alarm(10);
+    assert_int_equal(resolve_err(at("special/x.gguf"), &err), VF_EIO);
+    assert_non_null(strstr(err.msg, "x.gguf': a FIFO, not a regular file"));
+    assert_int_equal(resolve_err(at("special/x.safetensors"), &err), VF_EIO);
+    assert_non_null(strstr(err.msg, "x.safetensors': a FIFO, not a regular file"));
+    assert_int_equal(resolve_err(at("special/x.json"), &err), VF_EIO);
+    assert_non_null(strstr(err.msg, "x.json': a FIFO, not a regular file"));
+    alarm(0);
+    struct vf_reader r;
+    assert_int_equal(vf_reader_open_file(&r, "/dev/zero", &err), VF_EIO);
+    assert_string_equal(err.msg, "cannot read '/dev/zero': a character device, not a regular file");
+    assert_int_equal(r.fd, -1);
+}
+
 /* ------------------------------------------------------------------ the hub */
 
 static unsigned long long hub_bytes(void)
@@ -615,6 +641,7 @@ int main(void)
         cmocka_unit_test_setup(test_named_files, each),
         cmocka_unit_test_setup(test_gguf, each),
         cmocka_unit_test_setup(test_folder_errors, each),
+        cmocka_unit_test_setup(test_special_files, each),
         cmocka_unit_test_setup(test_hub_safetensors, each),
         cmocka_unit_test_setup(test_hub_gguf, each),
         cmocka_unit_test_setup(test_hub_errors, each),

@@ -668,6 +668,25 @@ static void fixes_in_order(void **state)
 }
 
 /*
+ * A language model's run has no sample size: vf__train_resolve (vf__train_knobs) sets width
+ * and height to 0 whatever the struct held before (the fixes read r->width to tell a denoiser;
+ * valgrind found it read uninitialised before e388752, issue 17). The run is filled with 0xA5
+ * bytes first, so a field left alone keeps 0xA5A5A5A5 and fails the check.
+ */
+static void resolve_sets_every_field(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w = {.task = VF_TASK_TRAIN, .train = {.method = VF_TRAIN_QLORA}};
+    struct vf__train_run r;
+    memset(&r, 0xA5, sizeof r);
+    assert_int_equal(vf__train_resolve(th_arena, &m, &w, &r, NULL), VF_OK);
+    assert_u64(r.width, 0);
+    assert_u64(r.height, 0);
+    assert_int_equal(r.method, VF_TRAIN_QLORA);
+}
+
+/*
  * F-TRAIN-20: a FLUX.1 [dev] LoRA, r = 16, 512 x 512, latents and text embeddings cached:
  * 57 blocks x 16 x (10 x 3072 + 2 x 12288) = 50,429,952 trainable params; the 512^2 image is
  * (512 / 16)^2 = 1024 tokens + 512 text tokens = 1536 per sample; the encoders and the VAE
@@ -716,6 +735,7 @@ int main(void)
         cmocka_unit_test(contradictions),
         cmocka_unit_test(knobs_by_name),
         cmocka_unit_test(fixes_in_order),
+        cmocka_unit_test(resolve_sets_every_field),
         cmocka_unit_test(diffusion_lora),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

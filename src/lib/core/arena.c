@@ -1,11 +1,14 @@
 /*
  * arena.c - the allocator hook and the arena. Every byte the library allocates comes
  * through vf__malloc/vf__realloc/vf__free, which call the hook set by vf_set_allocator(),
- * so tests can fail the n-th allocation. An arena hands out zeroed chunks from blocks and
- * frees them all at once; it refuses to grow past its limit instead of exhausting memory.
+ * so tests can fail the n-th allocation; so do jansson's (JSON parsed and rendered for us). An
+ * arena hands out zeroed chunks from blocks and frees them all at once; it refuses to grow past its
+ * limit instead of exhausting memory.
  */
 #include "internal.h"
 
+#include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +31,48 @@ static void std_free(void *p, void *ud)
 
 static struct vf_allocator hook = {std_malloc, std_realloc, std_free, NULL};
 
+/* jansson's allocations are the library's too: they go through the hook, and a failure is
+ * noted for this thread, because jansson answers it by leaving a value out (json_object_set_new
+ * with NULL drops the key) and a document would come out short without a word. */
+static _Thread_local bool json_oom;
+
+static void *json_malloc(size_t n)
+{
+    void *p = hook.malloc(n ? n : 1, hook.ud);
+    if (!p)
+        json_oom = true;
+    return p;
+}
+static void json_free(void *p)
+{
+    if (p)
+        hook.free(p, hook.ud);
+}
+static void json_hook(void)
+{
+    json_set_alloc_funcs(json_malloc, json_free);
+}
+static pthread_once_t json_once = PTHREAD_ONCE_INIT;
+
+bool vf__json_oom(void)
+{
+    bool failed = json_oom;
+    json_oom = false;
+    return failed;
+}
+
+bool vf__json_nomem(const struct json_error_t *je)
+{
+    return vf__json_oom() || json_error_code(je) == json_error_out_of_memory;
+}
+
 void vf_set_allocator(const struct vf_allocator *a)
 {
     if (a)
         hook = *a;
     else
         hook = (struct vf_allocator){std_malloc, std_realloc, std_free, NULL};
+    pthread_once(&json_once, json_hook);
 }
 
 void *vf__malloc(size_t n)
@@ -73,6 +112,8 @@ static size_t hdr_size(void)
 
 struct vf_arena *vf_arena_open(size_t limit_bytes)
 {
+    pthread_once(&json_once,
+                 json_hook); /* before the first JSON value: every caller has an arena */
     struct vf_arena *a = vf__malloc(sizeof *a);
     if (!a)
         return NULL;

@@ -6,10 +6,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int vf__strcasecmp(const char *a, const char *b)
 {
@@ -49,24 +51,64 @@ unsigned vf__edit_distance(const char *a, const char *b)
     return row[lb] > 255 ? 255 : row[lb];
 }
 
-enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
-                          size_t *len, struct vf_error *err)
+/* What a file that is not a regular file is, for the error: "a FIFO", "a directory", ... */
+const char *vf__file_kind(unsigned mode)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "a special file";
+}
+
+enum vf_err vf__open_regular(const char *path, int *out_fd, uint64_t *size, struct vf_error *err)
+{
+    /* O_NONBLOCK: a FIFO without a writer (or a device) must not block the open */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
                         strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return vf__errf(err, VF_EIO, "cannot read '%s': not a regular file", path);
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return vf__errf(err, VF_EIO, "cannot read '%s': %s", path, strerror(e));
     }
-    if ((uint64_t)st.st_size > limit) {
-        fclose(f);
-        return vf__errf(err, VF_ELIMIT, "cannot read '%s': %lld bytes is over the limit of %zu",
-                        path, (long long)st.st_size, limit);
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return vf__errf(err, VF_EIO, "cannot read '%s': %s, not a regular file", path,
+                        vf__file_kind(st.st_mode));
     }
-    size_t n = (size_t)st.st_size;
+    *out_fd = fd;
+    *size = (uint64_t)st.st_size;
+    return VF_OK;
+}
+
+enum vf_err vf__read_file(struct vf_arena *a, const char *path, size_t limit, char **out,
+                          size_t *len, struct vf_error *err)
+{
+    int fd;
+    uint64_t size;
+    enum vf_err rc = vf__open_regular(path, &fd, &size, err);
+    if (rc)
+        return rc;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return vf__errf(err, VF_ENOMEM, "cannot read '%s': out of memory", path);
+    }
+    if (size > limit) {
+        fclose(f);
+        return vf__errf(err, VF_ELIMIT, "cannot read '%s': %llu bytes is over the limit of %zu",
+                        path, (unsigned long long)size, limit);
+    }
+    size_t n = (size_t)size;
     char *buf = vf_arena_alloc(a, n + 1);
     if (!buf) {
         fclose(f);

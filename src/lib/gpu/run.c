@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUN_MAX_TREE 4096
-
 /* The parent of pid from /proc/PID/stat (field 4, after the parenthesized name). */
 static uint32_t parent_of(uint32_t pid)
 {
@@ -31,10 +29,12 @@ static uint32_t parent_of(uint32_t pid)
     return (uint32_t)pp;
 }
 
-size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap)
+size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap, bool *cut)
 {
     /* F-RUN-01: every process whose parent chain reaches root, root included */
     size_t n = 0;
+    if (cut)
+        *cut = false;
     if (cap)
         out[n++] = root;
     char dir[512];
@@ -42,14 +42,19 @@ size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap)
     DIR *d = opendir(dir);
     if (!d)
         return n;
-    uint32_t pids[RUN_MAX_TREE], ppids[RUN_MAX_TREE];
+    uint32_t pids[VF_RUN_MAX_PROCS], ppids[VF_RUN_MAX_PROCS];
     size_t np = 0;
+    bool full = false;
     struct dirent *e;
-    while ((e = readdir(d)) && np < RUN_MAX_TREE) {
+    while ((e = readdir(d))) {
         char *end;
         unsigned long pid = strtoul(e->d_name, &end, 10);
         if (*end || !pid || pid > UINT32_MAX)
             continue;
+        if (np == VF_RUN_MAX_PROCS) { /* the processes past the cap are not read */
+            full = true;
+            break;
+        }
         pids[np] = (uint32_t)pid;
         ppids[np++] = parent_of((uint32_t)pid);
     }
@@ -62,12 +67,16 @@ size_t vf_run_tree(uint32_t root, uint32_t *out, size_t cap)
                 member |= out[k] == pids[i];
                 parent_in |= out[k] == ppids[i];
             }
+            if (!member && parent_in && n == cap)
+                full = true; /* a member left out */
             if (!member && parent_in && n < cap) {
                 out[n++] = pids[i];
                 grew = true;
             }
         }
     }
+    if (cut)
+        *cut = full;
     return n;
 }
 

@@ -282,6 +282,65 @@ static enum vf_err from_folder(struct vf_arena *a, const char *dir, struct vf_mo
                     dir);
 }
 
+/* The folder of file path, in *dir ("." for a bare name); VF_ENOMEM when it cannot be copied
+ * (a NULL here would silently read another folder: the current one). */
+static enum vf_err folder_of(struct vf_arena *a, const char *path, const char **dir,
+                             struct vf_error *err)
+{
+    char *d = vf_arena_strdup(a, path);
+    if (!d)
+        return vf__errf(err, VF_ENOMEM, "model: out of memory");
+    char *slash = strrchr(d, '/');
+    if (slash)
+        *slash = 0;
+    *dir = slash ? d : ".";
+    return VF_OK;
+}
+
+/* A config.json named directly, with the weights' headers beside it when they are there. */
+static enum vf_err from_config_path(struct vf_arena *a, const char *path, struct vf_model *m,
+                                    struct vf_error *err)
+{
+    const char *dir = ".";
+    enum vf_err rc = read_config_file(a, path, m, err);
+    if (!rc)
+        rc = folder_of(a, path, &dir, err);
+    if (rc)
+        return rc;
+    struct vf_safetensors st;
+    bool found = false;
+    rc = folder_tensors(a, dir, &st, &found, err);
+    if (!rc && found)
+        rc = merge_tensors(m, &st, err);
+    return rc;
+}
+
+/* A .safetensors named directly: one shard of a sharded checkpoint stands for the whole set
+ * (as a split GGUF's part); the config.json beside it, when there, gives the architecture. */
+static enum vf_err from_st_path(struct vf_arena *a, const char *path, struct vf_model *m,
+                                struct vf_error *err)
+{
+    const char *dir = ".";
+    enum vf_err rc = folder_of(a, path, &dir, err);
+    if (rc)
+        return rc;
+    char *index = vf_arena_printf(a, "%s/%s", dir, VF_ST_INDEX_NAME);
+    char *config = vf_arena_printf(a, "%s/config.json", dir);
+    if (!index || !config)
+        return vf__errf(err, VF_ENOMEM, "model: out of memory");
+    struct vf_safetensors st;
+    bool found = false;
+    rc =
+        is_file(index) ? folder_tensors(a, dir, &st, &found, err) : read_st_file(a, path, &st, err);
+    if (rc)
+        return rc;
+    if (is_file(config)) {
+        rc = read_config_file(a, config, m, err);
+        return rc ? rc : merge_tensors(m, &st, err);
+    }
+    return model_from_tensors(a, &st, path, m, err);
+}
+
 static enum vf_err from_path(struct vf_arena *a, const char *path, struct vf_model *m,
                              struct vf_error *err)
 {
@@ -290,49 +349,14 @@ static enum vf_err from_path(struct vf_arena *a, const char *path, struct vf_mod
     if (ends_with(path, ".gguf"))
         return from_gguf_path(a, path, m, err);
     if (ends_with(path, ".index.json")) { /* a sharded checkpoint's index: its folder */
-        char *dir = vf_arena_strdup(a, path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-            *slash = 0;
-        return from_folder(a, slash ? dir : ".", m, err);
+        const char *dir = ".";
+        enum vf_err rc = folder_of(a, path, &dir, err);
+        return rc ? rc : from_folder(a, dir, m, err);
     }
-    if (ends_with(path, ".json")) {
-        enum vf_err rc = read_config_file(a, path, m, err);
-        if (rc)
-            return rc;
-        /* the weights' headers beside the config, when they are there */
-        char *dir = vf_arena_strdup(a, path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-            *slash = 0;
-        struct vf_safetensors st;
-        bool found = false;
-        rc = folder_tensors(a, slash ? dir : ".", &st, &found, err);
-        if (!rc && found)
-            rc = merge_tensors(m, &st, err);
-        return rc;
-    }
-    if (ends_with(path, ".safetensors")) {
-        struct vf_safetensors st;
-        char *dir = vf_arena_strdup(a, path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-            *slash = 0;
-        /* one shard of a sharded checkpoint stands for the whole set, as a split GGUF's part */
-        char *index = vf_arena_printf(a, "%s/%s", slash ? dir : ".", VF_ST_INDEX_NAME);
-        bool found = false;
-        enum vf_err rc = index && is_file(index)
-                             ? folder_tensors(a, slash ? dir : ".", &st, &found, err)
-                             : read_st_file(a, path, &st, err);
-        if (rc)
-            return rc;
-        char *config = vf_arena_printf(a, "%s/config.json", slash ? dir : ".");
-        if (config && is_file(config)) {
-            rc = read_config_file(a, config, m, err);
-            return rc ? rc : merge_tensors(m, &st, err);
-        }
-        return model_from_tensors(a, &st, path, m, err);
-    }
+    if (ends_with(path, ".json"))
+        return from_config_path(a, path, m, err);
+    if (ends_with(path, ".safetensors"))
+        return from_st_path(a, path, m, err);
     return vf__errf(err, VF_EINVAL,
                     "model: cannot tell what '%s' is (expected .gguf, .safetensors, config.json "
                     "or a folder)",
@@ -385,6 +409,8 @@ static enum vf_err index_shards(struct vf_arena *a, const char *text, size_t len
 {
     json_error_t je;
     json_t *root = json_loadb(text, len, 0, &je);
+    if (!root && vf__json_nomem(&je))
+        return vf__errf(err, VF_ENOMEM, "safetensors: out of memory reading '%s'", origin);
     const json_t *map = root ? json_object_get(root, "weight_map") : NULL;
     if (!json_is_object(map)) {
         json_decref(root);

@@ -764,6 +764,8 @@ enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t le
         return vf__errf(err, VF_ELIMIT, "config: '%s': %zu bytes exceed the limit of %zu", c.origin,
                         len, VF_MAX_CONFIG_JSON_BYTES);
     c.root = json_loadb(json, len, 0, &jerr);
+    if (!c.root && vf__json_nomem(&jerr))
+        return vf__errf(err, VF_ENOMEM, "config: out of memory reading '%s'", c.origin);
     if (!c.root)
         return vf__errf(err, VF_EFORMAT, "config: '%s': not JSON: %s at line %d column %d",
                         c.origin, jerr.text, jerr.line, jerr.column);

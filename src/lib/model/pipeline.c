@@ -374,6 +374,8 @@ enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t 
                         r.origin, len, VF_MAX_CONFIG_JSON_BYTES);
     json_error_t je;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root && vf__json_nomem(&je))
+        return vf__errf(err, VF_ENOMEM, "pipeline: out of memory reading '%s'", r.origin);
     if (!root)
         return vf__errf(err, VF_EFORMAT, "pipeline: cannot parse '%s': %s at line %d column %d",
                         r.origin, je.text, je.line, je.column);

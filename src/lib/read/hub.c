@@ -777,6 +777,8 @@ static enum vf_err list_page(struct vf_arena *a, struct list *l, const struct re
 {
     json_error_t je;
     json_t *root = json_loadb((const char *)rs->body, rs->len, 0, &je);
+    if (!root && vf__json_nomem(&je))
+        return vf__errf(err, VF_ENOMEM, "hub: out of memory reading the listing from %s", url);
     if (!root)
         return vf__errf(err, VF_EFORMAT, "hub: bad listing from %s: %s at line %d", url, je.text,
                         je.line);

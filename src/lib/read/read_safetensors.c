@@ -728,6 +728,8 @@ enum vf_err vf_safetensors_read(struct vf_arena *a, struct vf_reader *r, struct 
     struct st_ctx x = {.a = a, .name = f, .err = err};
     x.root = json_loadb(text, (size_t)n, JSON_REJECT_DUPLICATES, &jerr);
     vf__free(text);
+    if (!x.root && vf__json_nomem(&jerr))
+        return vf__errf(err, VF_ENOMEM, "safetensors: out of memory reading '%s'", f);
     if (!x.root)
         return vf__errf(err, VF_EFORMAT,
                         "safetensors: cannot read '%s': header is not JSON: %s at byte %llu", f,
@@ -932,6 +934,8 @@ enum vf_err vf__safetensors_read_index_ex(struct vf_arena *a, const char *dir,
         return rc;
     }
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && vf__json_nomem(&jerr))
+        return vf__errf(err, VF_ENOMEM, "safetensors: out of memory reading '%s'", path);
     if (!root)
         return vf__errf(err, VF_EFORMAT, "safetensors: cannot read '%s': not JSON: %s at byte %d",
                         path, jerr.text, jerr.position);

@@ -7,9 +7,7 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 struct mem_src {
@@ -64,23 +62,21 @@ static enum vf_err file_read(void *ud, uint64_t off, void *buf, size_t n, size_t
     return VF_OK;
 }
 
+/* Anything but a regular file (a FIFO, a device) is refused before a byte is read, and the
+ * open cannot block (vf__open_regular). */
 enum vf_err vf_reader_open_file(struct vf_reader *r, const char *path, struct vf_error *err)
 {
     memset(r, 0, sizeof *r);
     r->fd = -1;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return vf__errf(err, errno == ENOENT ? VF_ENOENT : VF_EIO, "cannot open '%s': %s", path,
-                        strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return vf__errf(err, VF_EIO, "cannot read '%s': not a regular file", path);
-    }
+    int fd;
+    uint64_t size;
+    enum vf_err rc = vf__open_regular(path, &fd, &size, err);
+    if (rc)
+        return rc;
     r->fd = fd;
     r->read = file_read;
     r->ud = r;
-    r->size = (uint64_t)st.st_size;
+    r->size = size;
     r->name = path;
     return VF_OK;
 }

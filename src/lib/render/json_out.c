@@ -213,6 +213,9 @@ char *vf__json_finish(struct vf_arena *a, json_t *root)
     dump(&b, root, 0);
     vf__sb_putc(&b, '\n');
     json_decref(root);
+    /* a value jansson could not allocate was left out of root: the document is short */
+    if (vf__json_oom())
+        return NULL;
     return vf__sb_done(&b);
 }
 

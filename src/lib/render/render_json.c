@@ -408,14 +408,17 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     if (m->pipeline)
         return vf__json_finish(a, o);
     json_object_set_new(o, "model_type", vf__json_str(m->model_type));
-    json_object_set_new(o, "layers", json_integer(m->n_layers));
-    json_object_set_new(o, "hidden", json_integer(m->hidden));
-    json_object_set_new(o, "intermediate", json_integer(m->intermediate));
-    json_object_set_new(o, "heads", json_integer(m->n_heads));
-    json_object_set_new(o, "kv_heads", json_integer(m->n_kv_heads));
-    json_object_set_new(o, "head_dim", json_integer(m->head_dim));
-    json_object_set_new(o, "attention", vf__json_text(vf_attn_kind_name(m->attn)));
-    json_object_set_new(o, "vocab", vf__json_bytes(m->vocab));
+    /* no architecture (a .safetensors without config.json): its numbers are unknown, null */
+    bool arch = m->n_layers > 0;
+    json_object_set_new(o, "layers", arch ? json_integer(m->n_layers) : json_null());
+    json_object_set_new(o, "hidden", arch ? json_integer(m->hidden) : json_null());
+    json_object_set_new(o, "intermediate", arch ? json_integer(m->intermediate) : json_null());
+    json_object_set_new(o, "heads", arch ? json_integer(m->n_heads) : json_null());
+    json_object_set_new(o, "kv_heads", arch ? json_integer(m->n_kv_heads) : json_null());
+    json_object_set_new(o, "head_dim", arch ? json_integer(m->head_dim) : json_null());
+    json_object_set_new(o, "attention",
+                        arch ? vf__json_text(vf_attn_kind_name(m->attn)) : json_null());
+    json_object_set_new(o, "vocab", arch ? vf__json_bytes(m->vocab) : json_null());
     json_object_set_new(o, "max_ctx_tokens", vf__json_bytes(m->max_ctx_tokens));
     unsigned sliding = 0, rec = 0;
     for (uint32_t i = 0; m->layer_kind && i < m->n_layers; i++) {
@@ -456,7 +459,7 @@ char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     json_object_set_new(o, "kv_dtype", vf__json_text(vf_dtype_name(kv)));
     json_object_set_new(o, "kv_bytes_per_token",
-                        vf__json_bytes(vf_model_kv_bytes_per_token(m, kv)));
+                        arch ? vf__json_bytes(vf_model_kv_bytes_per_token(m, kv)) : json_null());
     return vf__json_finish(a, o);
 }
 

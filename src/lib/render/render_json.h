@@ -31,7 +31,8 @@ const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n);
 void vf__json_put_real(struct vf__sb *b, double v);
 void vf__json_put_string(struct vf__sb *b, const char *s, size_t n);
 /* Dumps root (indented, reals at 10 significant digits) into arena a with a final newline,
- * and frees root; NULL when memory runs out. */
+ * and frees root; NULL when memory runs out, now or while root was built (a value jansson
+ * could not allocate is missing from it: vf__json_oom). */
 char *vf__json_finish(struct vf_arena *a, json_t *root);
 
 /* The streaming writer: the same text as building a jansson tree and vf__json_finish, with

@@ -48,6 +48,8 @@ char *vf_render_run_json(struct vf_arena *a, const struct vf_run_report *r)
     ok &= put(o, "samples", json_integer((json_int_t)r->samples));
     ok &= put(o, "interval_ms", ms_json(r->interval_ms));
     ok &= put(o, "oom_at_ms", r->oom_at_ms >= 0 ? ms_json(r->oom_at_ms) : json_null());
+    /* samples whose process tree was cut at a cap: their tree figure may be short */
+    ok &= put(o, "tree_cut_samples", json_integer((json_int_t)r->tree_cut));
     if (!ok) {
         json_decref(o);
         return NULL;

@@ -727,6 +727,83 @@ static unsigned count_layers(const struct vf_model *m, enum vf_layer_kind kind)
     return n;
 }
 
+/* inspect's architecture lines: the shape, MLA, experts, sliding and recurrent layers, the
+ * context (m has an architecture: n_layers > 0). */
+static void inspect_arch(struct vf__sb *s, const struct vf_model *m, const char *dot)
+{
+    char b1[48];
+    vf__sb_printf(s,
+                  "  %-13s %s %s %u layers %s hidden %u %s %u heads / %u KV heads (%s) %s "
+                  "head_dim %u",
+                  "architecture", m->model_type ? m->model_type : "?", dot, m->n_layers, dot,
+                  m->hidden, dot, m->n_heads, m->n_kv_heads, vf_attn_kind_name(m->attn), dot,
+                  m->head_dim);
+    if (m->intermediate)
+        vf__sb_printf(s, " %s FFN %u", dot, m->intermediate);
+    vf__sb_printf(s, " %s vocab %llu\n", dot, (unsigned long long)m->vocab);
+    if (m->attn == VF_ATTN_MLA)
+        vf__sb_printf(s, "  %-13s kv_lora_rank %u + rope %u cached per layer; q_lora_rank %u\n",
+                      "MLA", m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank);
+    if (m->n_experts) {
+        vf__sb_printf(s, "  %-13s %u routed (%u per token)", "experts", m->n_experts,
+                      m->n_experts_used);
+        if (m->n_shared_experts)
+            vf__sb_printf(s, " + %u shared", m->n_shared_experts);
+        vf__sb_printf(s, ", width %u", m->moe_intermediate);
+        if (m->first_k_dense)
+            vf__sb_printf(s, "; the first %u layers dense", m->first_k_dense);
+        vf__sb_printf(s, "\n");
+    }
+    unsigned sliding = count_layers(m, VF_LAYER_ATTN_SLIDING);
+    unsigned rec = count_layers(m, VF_LAYER_RECURRENT);
+    if (sliding)
+        vf__sb_printf(s, "  %-13s %u of %u layers keep a window of %u tokens\n", "sliding", sliding,
+                      m->n_layers, m->sliding_window);
+    if (rec)
+        vf__sb_printf(s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
+                      m->n_layers,
+                      vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
+    if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN)
+        vf__sb_printf(s, "  %-13s %s tokens\n", "context",
+                      vf__format_grouped(b1, sizeof b1, m->max_ctx_tokens));
+    else
+        vf__sb_printf(s, "  %-13s unknown (the files do not say)\n", "context");
+}
+
+/* inspect's parameters, weights and by-type lines; "unknown" where the files do not tell (a
+ * GGUF that lists no tensors), never VF_UNKNOWN as a number. The scheme is named once (a
+ * safetensors file without its config is "as stored" already). */
+static void inspect_weights(struct vf__sb *s, const struct vf_model *m)
+{
+    char b1[48], b2[48], b3[48];
+    if (m->params && m->params != VF_UNKNOWN)
+        vf__sb_printf(s, "  %-13s %s (%s)", "parameters",
+                      vf__format_grouped(b1, sizeof b1, m->params),
+                      params_text(b2, sizeof b2, m->params));
+    else
+        vf__sb_printf(s, "  %-13s unknown (the file lists no tensors)", "parameters");
+    if (m->params_active && m->params_active != VF_UNKNOWN && m->params_active != m->params)
+        vf__sb_printf(s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
+    vf__sb_printf(s, "\n");
+    uint64_t wb = vf_model_weight_bytes(m, &m->native);
+    bool exact = m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes;
+    vf__sb_printf(s, "  %-13s %s%s (%s): ", "weights", m->native.name,
+                  strcmp(m->native.name, "as stored") ? " as stored" : "",
+                  exact ? "exact" : "computed");
+    if (wb == VF_UNKNOWN)
+        vf__sb_printf(s, "unknown (no tensors to count)\n");
+    else
+        vf__sb_printf(s, "%s (%s B)%s\n", vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC),
+                      vf__format_grouped(b2, sizeof b2, wb), exact ? ", from the files" : "");
+    struct vf__type_count types[32];
+    size_t nt = vf__model_type_counts(m, types, 32);
+    for (size_t i = 0; i < nt; i++)
+        vf__sb_printf(s, "  %-13s %-8s %5u tensors %16s params %12s\n", i ? "" : "by type",
+                      types[i].type, types[i].tensors,
+                      vf__format_grouped(b1, sizeof b1, types[i].params),
+                      vf_format_bytes(b2, sizeof b2, types[i].bytes, VF_FMT_IEC));
+}
+
 char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
                              const struct vf_render_opts *o)
 {
@@ -745,64 +822,16 @@ char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
                       vf_task_name(m->task), vf__format_grouped(b1, sizeof b1, m->params));
         return vf__sb_done(&s);
     }
-    vf__sb_printf(&s,
-                  "  %-13s %s %s %u layers %s hidden %u %s %u heads / %u KV heads (%s) %s "
-                  "head_dim %u",
-                  "architecture", m->model_type ? m->model_type : "?", dot, m->n_layers, dot,
-                  m->hidden, dot, m->n_heads, m->n_kv_heads, vf_attn_kind_name(m->attn), dot,
-                  m->head_dim);
-    if (m->intermediate)
-        vf__sb_printf(&s, " %s FFN %u", dot, m->intermediate);
-    vf__sb_printf(&s, " %s vocab %llu\n", dot, (unsigned long long)m->vocab);
-    if (m->attn == VF_ATTN_MLA)
-        vf__sb_printf(&s, "  %-13s kv_lora_rank %u + rope %u cached per layer; q_lora_rank %u\n",
-                      "MLA", m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank);
-    if (m->n_experts) {
-        vf__sb_printf(&s, "  %-13s %u routed (%u per token)", "experts", m->n_experts,
-                      m->n_experts_used);
-        if (m->n_shared_experts)
-            vf__sb_printf(&s, " + %u shared", m->n_shared_experts);
-        vf__sb_printf(&s, ", width %u", m->moe_intermediate);
-        if (m->first_k_dense)
-            vf__sb_printf(&s, "; the first %u layers dense", m->first_k_dense);
-        vf__sb_printf(&s, "\n");
-    }
-    unsigned sliding = count_layers(m, VF_LAYER_ATTN_SLIDING);
-    unsigned rec = count_layers(m, VF_LAYER_RECURRENT);
-    if (sliding)
-        vf__sb_printf(&s, "  %-13s %u of %u layers keep a window of %u tokens\n", "sliding",
-                      sliding, m->n_layers, m->sliding_window);
-    if (rec)
-        vf__sb_printf(&s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
-                      m->n_layers,
-                      vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
-    vf__sb_printf(&s, "  %-13s %s tokens\n", "context",
-                  vf__format_grouped(b1, sizeof b1, m->max_ctx_tokens));
-    vf__sb_printf(&s, "  %-13s %s (%s)", "parameters", vf__format_grouped(b1, sizeof b1, m->params),
-                  params_text(b2, sizeof b2, m->params));
-    if (m->params_active && m->params_active != m->params)
-        vf__sb_printf(&s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
-    vf__sb_printf(&s, "\n");
-    uint64_t wb = vf_model_weight_bytes(m, &m->native);
-    vf__sb_printf(
-        &s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
-        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
-        vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), vf__format_grouped(b2, sizeof b2, wb),
-        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files" : "");
-    struct vf__type_count types[32];
-    size_t nt = vf__model_type_counts(m, types, 32);
-    for (size_t i = 0; i < nt; i++)
-        vf__sb_printf(&s, "  %-13s %-8s %5u tensors %16s params %12s\n", i ? "" : "by type",
-                      types[i].type, types[i].tensors,
-                      vf__format_grouped(b1, sizeof b1, types[i].params),
-                      vf_format_bytes(b2, sizeof b2, types[i].bytes, VF_FMT_IEC));
-    if (!m->n_layers) {
+    if (!m->n_layers)
         vf__sb_printf(&s,
-                      "  %-13s no config.json came with the weights: the architecture (and the KV "
-                      "cache) is unknown\n",
+                      "  %-13s unknown: no config.json came with the weights (nor the context "
+                      "and the KV cache)\n",
                       "architecture");
+    else
+        inspect_arch(&s, m, dot);
+    inspect_weights(&s, m);
+    if (!m->n_layers)
         return vf__sb_done(&s);
-    }
     enum vf_dtype kv = m->native_dtype == VF_DT_F16 ? VF_DT_F16 : VF_DT_BF16;
     uint64_t per = vf_model_kv_bytes_per_token(m, kv);
     vf__sb_printf(&s, "  %-13s %s per token at %s (%s B)", "KV cache",
