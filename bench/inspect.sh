@@ -1,6 +1,6 @@
 #!/bin/sh
 # inspect.sh [VRAMFIT] - issue 3: times `vramfit inspect` as whole processes (fork + exec +
-# read + render, output to /dev/null; median, p10, p90 of RUNS runs, bench/timeit.c) on
+# read + render, output to /dev/null; median, p10, p90 of RUNS runs, bench/interleave.c with one command) on
 #   - a header-only GGUF: 40 layers, 1,003 tensors, a 151,936-token BPE vocabulary with merges
 #     (6 MB of header), and
 #   - a folder of config.json + model.safetensors.index.json + 100 header-only shards
@@ -28,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM HUP
 cflags="-O2 -std=c11 -D_POSIX_C_SOURCE=200809L"
 # shellcheck disable=SC2086 # cflags is a word list
-cc $cflags -o "$tmp/timeit" "$root/bench/timeit.c" || exit 2
+cc $cflags -o "$tmp/interleave" "$root/bench/interleave.c" || exit 2
 # shellcheck disable=SC2086
 cc $cflags -o "$tmp/mkbench" "$root/bench/mkbench.c" || exit 2
 gguf=$tmp/bench-40L-151936vocab.header-only.gguf
@@ -44,7 +44,8 @@ line "command (whole process, output to /dev/null)" runs "median ms" "p10 ms" "p
 row() {
     label=$1 n=$2
     shift 2
-    r=$("$tmp/timeit" "$n" "$@") || exit 1
+    r=$("$tmp/interleave" "$n" "$@" | cut -f2-4 | tr '\t' ' ') || exit 1
+    [ -n "$r" ] || exit 1
     # shellcheck disable=SC2086 # r is "median p10 p90"
     set -- $r
     line "$label" "$n" "$1" "$2" "$3"
