@@ -11,14 +11,60 @@
 
 #include <string.h>
 
-void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r)
+/* F-TRAIN-22: knob `bit` of t given by the user (it wins over the preset)? */
+static bool given(const struct vf_train_opts *t, uint32_t bit)
+{
+    return (t->given & bit) != 0;
+}
+
+/* A denoiser's run without --framework: the knobs as given, nothing turned on (the LLM
+ * stacks' presets are not diffusers' training scripts'). */
+static const struct vf__train_preset as_given = {VF_FW_DEFAULT,
+                                                 "none",
+                                                 "0",
+                                                 "the knobs as given",
+                                                 VF_GC_NONE,
+                                                 VF_PREC_BF16,
+                                                 VF_OPT_ADAMW,
+                                                 0,
+                                                 false,
+                                                 false,
+                                                 false,
+                                                 false,
+                                                 12};
+
+void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool preset)
 {
     const struct vf_train_opts *t = &w->train;
+    const struct vf__train_preset *p = preset || t->framework != VF_FW_DEFAULT
+                                           ? vf__train_preset(t->framework, t->framework_version)
+                                           : &as_given;
     memset(r, 0, sizeof *r);
+    r->preset = p;
     r->method = t->method;
-    r->opt = t->optimizer;
-    r->prec = t->precision;
-    r->gc = t->grad_checkpointing;
+    /* F-TRAIN-22: what the user gave, else the preset's default. A field set without its
+     * bit (a library caller filling the struct) counts as given when it is not the zero
+     * value. */
+    r->opt = given(t, VF_TK_OPTIMIZER) || t->optimizer ? t->optimizer : p->opt;
+    r->prec = given(t, VF_TK_PRECISION) || t->precision ? t->precision : p->prec;
+    r->gc = given(t, VF_TK_GRAD_CKPT) || t->grad_checkpointing ? t->grad_checkpointing : p->gc;
+    /* F-TRAIN-23: PEFT's prepare_model_for_kbit_training (use_gradient_checkpointing=True by
+     * default) turns checkpointing on for a QLoRA run of the stacks that call it */
+    r->kbit_prep = p->kbit_prep && t->method == VF_TRAIN_QLORA;
+    if (r->kbit_prep && !given(t, VF_TK_GRAD_CKPT) && r->gc == VF_GC_NONE)
+        r->gc = VF_GC_FULL;
+    bool kernels = given(t, VF_TK_LIGER) || t->liger ? t->liger : p->kernels;
+    r->liger = kernels;
+    r->fused_ce = kernels || (!given(t, VF_TK_CE) && !t->ce_chunks && p->fused_ce);
+    r->ce_chunks = given(t, VF_TK_CE) || t->ce_chunks ? t->ce_chunks : p->ce_chunks;
+    r->compile = given(t, VF_TK_COMPILE) || t->compile ? t->compile : p->compile;
+    r->in_bwd =
+        t->optimizer_in_bwd || (p->fw == VF_FW_TORCHTUNE && t->method == VF_TRAIN_FULL &&
+                                !given(t, VF_TK_OPTIMIZER) && t->offload == VF_OFFLOAD_NONE);
+    if (p->fw == VF_FW_TORCHTUNE && t->method == VF_TRAIN_FULL && !given(t, VF_TK_OPTIMIZER) &&
+        !t->optimizer)
+        r->opt = VF_OPT_PAGED_ADAMW8BIT; /* 8B_full_single_device.yaml PagedAdamW8bit */
+    r->logit_bytes = p->logit_bytes;
     r->acct = t->accounting;
     r->accum = t->grad_accum ? t->grad_accum : 1;
     r->rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
