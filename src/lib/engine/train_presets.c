@@ -18,7 +18,7 @@
  * fp32 log_softmax output saved (4), its incoming gradient (4) and the fp32 gradient it
  * produces (4); before (4.45 LlamaForCausalLM.forward: logits = logits.float(), then
  * shift_logits.contiguous()) the returned logits are fp32: 4 + 4 + 4 + 4. */
-#define LOGITS_TF446 14
+#define LOGITS_TF446 12
 #define LOGITS_TF445 16
 /* Unsloth's cross-entropy kernel before its fused loss: the 16-bit logits, the gradient
  * written over them (2). */

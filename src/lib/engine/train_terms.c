@@ -55,7 +55,9 @@ void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool 
         r->gc = VF_GC_FULL;
     bool kernels = given(t, VF_TK_LIGER) || t->liger ? t->liger : p->kernels;
     r->liger = kernels;
-    r->fused_ce = kernels || (!given(t, VF_TK_CE) && !t->ce_chunks && p->fused_ce);
+    /* Liger named: its fused linear cross-entropy; else the preset's loss */
+    r->fused_ce = (kernels && (given(t, VF_TK_LIGER) || t->liger)) ||
+                  (!given(t, VF_TK_CE) && !t->ce_chunks && p->fused_ce);
     r->ce_chunks = given(t, VF_TK_CE) || t->ce_chunks ? t->ce_chunks : p->ce_chunks;
     r->compile = given(t, VF_TK_COMPILE) || t->compile ? t->compile : p->compile;
     r->in_bwd =
