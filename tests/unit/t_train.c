@@ -96,11 +96,21 @@ static void zero_paper(void **state)
     e = train(&m, w);
     assert_u64(states(&e), 16640625000ULL); /* 16.6 GB */
 
-    w.train.zero = VF_ZERO_3;
+    /* stage 3 as FSDP full_shard runs it: each unit released after use */
+    w.train.zero = VF_ZERO_AUTO;
+    w.train.fsdp = VF_FSDP_FULL_SHARD;
     e = train(&m, w);
     assert_u64(states(&e) - 30000000ULL, 1875000000ULL);
     assert_u64(states(&e), 1905000000ULL);                  /* 1.9 GB */
     assert_u64((states(&e) + 50000000) / 100000000, 19ULL); /* rounds to 1.9 GB */
+    /* F-TRAIN-28, DeepSpeed's stage 3 (--zero 3): released parameters stay gathered up to
+     * stage3_max_live_parameters = 1e9 (deepspeed/runtime/zero/config.py; kept by
+     * partitioned_param_coordinator.py release_sub_module): 1e9 x 2 B = 2,000,000,000 in
+     * place of the 15,000,000 B unit: 1,905,000,000 - 15,000,000 + 2,000,000,000 */
+    w.train.fsdp = VF_FSDP_NONE;
+    w.train.zero = VF_ZERO_3;
+    e = train(&m, w);
+    assert_u64(states(&e), 3890000000ULL);
 
     /* AUTO on several GPUs is ZeRO-3 (FSDP full shard) */
     w.train.zero = VF_ZERO_AUTO;
@@ -807,6 +817,30 @@ static void kbit_offload_compile(void **state)
 }
 
 /*
+ * issue 22: an encoder config is refused for causal-LM training (transformers
+ * models/bert/configuration_bert.py model_type "bert": BertForMaskedLM, no causal-LM head),
+ * naming the model type; a decoder config of the same shape (model_type "llama") is priced.
+ */
+static void encoder_refused(void **state)
+{
+    (void)state;
+    static const char bert[] =
+        "{\"architectures\":[\"BertForMaskedLM\"],\"model_type\":\"bert\",\"hidden_size\":1024,"
+        "\"num_hidden_layers\":24,\"num_attention_heads\":16,\"intermediate_size\":4096,"
+        "\"vocab_size\":30522,\"max_position_embeddings\":512}";
+    struct vf_model m;
+    struct vf_error err = {0};
+    assert_int_equal(vf_model_from_config(th_arena, bert, sizeof bert - 1, "bert", &m, &err),
+                     VF_OK);
+    struct vf_estimate e;
+    struct vf_workload w = {.task = VF_TASK_TRAIN, .ctx_tokens = 512};
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "model_type bert"));
+    m.model_type = "llama";
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_OK);
+}
+
+/*
  * F-TRAIN-19: the fixes. Llama 3.1 8B full, batch 4, seq 2048 on 24 GiB: one line per fix
  * that lowers the peak, in the guide's order (bf16 is left out: the run is bf16 already), 8
  * of them, then the fewest of them in that order that fit together: batch 1, checkpointing
@@ -896,6 +930,7 @@ int main(void)
         cmocka_unit_test(peak_phase),
         cmocka_unit_test(paged_apart),
         cmocka_unit_test(kbit_offload_compile),
+        cmocka_unit_test(encoder_refused),
         cmocka_unit_test(diffusion_lora),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

@@ -28,6 +28,10 @@
  * log-probabilities log_softmax saved, their incoming gradient, and the gradient of the fp32
  * logits it produces (4 + 4 + 4). */
 #define TRAIN_LOGIT_BYTES 12
+/* F-TRAIN-28: DeepSpeed ZeRO-3 stage3_max_live_parameters (deepspeed/runtime/zero/config.py
+ * DeepSpeedZeroConfig.max_live_parameters, default 1e9; LLaMA-Factory's ds_z3 configs and
+ * the transformers docs' examples set the same 1e9). */
+#define TRAIN_DS_MAX_LIVE 1000000000ULL
 /* Limits of the knobs this estimator takes. */
 #define TRAIN_MAX_BATCH VF_MAX_USERS
 #define TRAIN_MAX_RANK  VF_MAX_DIM
@@ -370,6 +374,37 @@ static enum vf_err method_knobs(struct vf_arena *a, const struct vf_model *m,
     return VF_OK;
 }
 
+/* Hugging Face model_type values of encoder-only and encoder-decoder models (transformers
+ * models/<type>/configuration_*.py): no causal-LM head, a bidirectional or cross-attending
+ * stack, a loss other than next-token over the vocabulary. */
+static const char *const encoder_types[] = {
+    "bert",        "roberta",
+    "xlm-roberta", "deberta",
+    "deberta-v2",  "distilbert",
+    "electra",     "albert",
+    "modernbert",  "mpnet",
+    "t5",          "mt5",
+    "umt5",        "bart",
+    "mbart",       "pegasus",
+    "marian",      "longt5",
+    "flan-t5",     "whisper",
+    "nllb-moe",    "switch_transformers",
+};
+
+/* issue 22: an encoder config refused for causal-LM training, with the reason. */
+static enum vf_err refuse_encoder(const struct vf_model *m, struct vf_error *err)
+{
+    for (size_t i = 0; m->model_type && i < sizeof encoder_types / sizeof encoder_types[0]; i++)
+        if (!strcmp(m->model_type, encoder_types[i]))
+            return vf__errf(err, VF_EUNSUPPORTED,
+                            "training: '%s' is an encoder or encoder-decoder model (model_type "
+                            "%s); the training estimate models causal-LM fine-tuning (decoder "
+                            "layers, next-token loss over the vocabulary), not masked-LM, "
+                            "classification or seq2seq training",
+                            m->id, m->model_type);
+    return VF_OK;
+}
+
 /* The knobs of w as a run (est_train.h): the common ones, the LLM's with their limits, the
  * ZeRO stage, what the method trains, the base storage; the first error returned. */
 enum vf_err vf__train_resolve(struct vf_arena *a, const struct vf_model *m,
@@ -377,7 +412,9 @@ enum vf_err vf__train_resolve(struct vf_arena *a, const struct vf_model *m,
                               struct vf_error *err)
 {
     vf__train_knobs(w, r, true);
-    enum vf_err rc = llm_knobs(m, w, r, err);
+    enum vf_err rc = refuse_encoder(m, err);
+    if (!rc)
+        rc = llm_knobs(m, w, r, err);
     if (!rc)
         rc = vf__train_stage(&w->train, r->n, &r->zero, &r->group, err);
     if (!rc)
@@ -423,6 +460,7 @@ struct step {
     uint64_t tokens;       /* per micro-step: seq x batch */
     uint64_t per_tok;      /* saved activation bytes per token */
     uint64_t acts, logits; /* bytes of the activations and the logits */
+    uint64_t live;         /* F-TRAIN-28: DeepSpeed's live parameters above the gathered unit */
 };
 
 /* F-TRAIN-01/02/15: group g trained whole: every parameter, its optimizer states (a matrix
@@ -600,6 +638,21 @@ static enum vf_err model_states(const struct vf_model *m, const struct vf_worklo
     in->frozen_bytes = s->whole ? e->weights_bytes - s->tl.trained_bytes : e->weights_bytes;
     gathered_unit(m, s, in);
     vf__train_states(in, &s->st);
+    /* F-TRAIN-28: DeepSpeed's stage 3 (--zero 3; FSDP releases each unit) keeps released
+     * parameters gathered while fewer than stage3_max_live_parameters are
+     * (partitioned_param_coordinator.py release_sub_module): up to 1e9 of them in 16 bit stay
+     * on the GPU beside the shard, the gathered unit among them. Not in DeepSpeed's own
+     * estimator (--accounting deepspeed), which counts the largest layer only. */
+    s->live = 0;
+    if (w->train.zero == VF_ZERO_3 && r->acct == VF_ACCT_ZERO && in->stage >= 3 &&
+        (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS)) {
+        uint64_t n = m->params < TRAIN_DS_MAX_LIVE ? m->params : TRAIN_DS_MAX_LIVE;
+        uint64_t live = vf__sat_mul(n, in->w_bytes);
+        if (live > in->unit_bytes) {
+            s->live = live - in->unit_bytes;
+            s->st.weights = vf__sat_add(s->st.weights, s->live);
+        }
+    }
     bool asked = w->train.optimizer_in_bwd;
     s->in_bwd = r->in_bwd && s->whole && r->offload == VF_OFFLOAD_NONE;
     if (asked && !s->in_bwd)
@@ -631,8 +684,10 @@ static void add_weights(struct vf_arena *a, struct vf_estimate *e, const struct 
         wnote = vf_arena_printf(a, "%s%s", wnote, s->shard);
     if (r->offload == VF_OFFLOAD_PARAMS)
         wnote = vf_arena_printf(a, "%s, offloaded to the host", wnote);
-    if (s->st.weights >= s->in.unit_bytes && s->in.unit_bytes && s->in.stage >= 3 &&
-        (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS))
+    if (s->live)
+        wnote = vf_arena_printf(a, "%s + live parameters (stage3_max_live_parameters 1e9)", wnote);
+    else if (s->st.weights >= s->in.unit_bytes && s->in.unit_bytes && s->in.stage >= 3 &&
+             (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS))
         wnote = vf_arena_printf(a, "%s + 1 gathered layer", wnote);
     if (s->tl.dequant)
         wnote = vf_arena_printf(a, "%s + bf16 dequantization buffer", wnote);
