@@ -117,6 +117,18 @@ void vf__train_header(struct vf_estimate *e, const struct vf_model *m, const str
     e->ctx_tokens = ctx;
     e->users = users;
     e->train = w->train;
+    /* F-TRAIN-22: the knobs as resolved, the preset's defaults included */
+    if (r->preset) {
+        e->train.framework = r->preset->fw;
+        e->train.framework_version = r->preset->version;
+    }
+    e->train.optimizer = r->opt;
+    e->train.precision = r->prec;
+    e->train.grad_checkpointing = r->gc;
+    e->train.liger = r->liger && !r->compile;
+    e->train.ce_chunks = r->ce_chunks;
+    e->train.compile = r->compile;
+    e->train.optimizer_in_bwd = r->in_bwd;
     e->train.batch = (uint32_t)r->batch;
     e->train.lora_rank = whole ? 0 : (uint32_t)r->rank;
     e->train.zero = (enum vf_zero)(VF_ZERO_0 + r->zero);
