@@ -19,10 +19,10 @@ dir=$(dirname "$0")
 # kind | source | id | measured | unit | vramfit estimate arguments after the model
 rows() {
     cat <<'ROWS'
-full|torchtune-3b|tr-torchtune-llama3.2-3b-packed|60.0|GiB-ctx|--task train llama-3.2-3b --framework torchtune --grad-checkpointing none --chunked-ce 1 --optimizer adamw --seq 4096 --batch 2
-full|torchtune-3b|tr-torchtune-llama3.2-3b-compile|51.0|GiB-ctx|--task train llama-3.2-3b --framework torchtune --grad-checkpointing none --chunked-ce 1 --optimizer adamw --compile --seq 4096 --batch 2
-full|torchtune-3b|tr-torchtune-llama3.2-3b-act-offload|21.8|GiB-ctx|--task train llama-3.2-3b --framework torchtune --grad-checkpointing offload --optimizer adamw --optimizer-in-bwd --compile --seq 4096 --batch 2
-full|torchtune-3b|tr-torchtune-llama3.2-3b-adamw8bit|17.6|GiB-ctx|--task train llama-3.2-3b --framework torchtune --grad-checkpointing offload --optimizer adamw8bit --optimizer-in-bwd --compile --seq 4096 --batch 2
+full|torchtune-3b|tr-torchtune-llama3.2-3b-packed|60.0|GiB-ctx|--task train llama-3.2-3b --framework torchtune@0.5 --grad-checkpointing none --chunked-ce 1 --optimizer adamw --seq 4096 --batch 2
+full|torchtune-3b|tr-torchtune-llama3.2-3b-compile|51.0|GiB-ctx|--task train llama-3.2-3b --framework torchtune@0.5 --grad-checkpointing none --chunked-ce 1 --optimizer adamw --compile --seq 4096 --batch 2
+full|torchtune-3b|tr-torchtune-llama3.2-3b-act-offload|21.8|GiB-ctx|--task train llama-3.2-3b --framework torchtune@0.5 --grad-checkpointing offload --optimizer adamw --optimizer-in-bwd --compile --seq 4096 --batch 2
+full|torchtune-3b|tr-torchtune-llama3.2-3b-adamw8bit|17.6|GiB-ctx|--task train llama-3.2-3b --framework torchtune@0.5 --grad-checkpointing offload --optimizer adamw8bit --optimizer-in-bwd --compile --seq 4096 --batch 2
 full|torchtune-readme|tt-llama31-8b-full-a6000|37.4|GiB-ctx|--task train llama-3.1-8b --framework torchtune --compile --seq 2048 --batch 2
 lora|torchtune-readme|tt-llama31-8b-lora-4090|16.2|GiB-ctx|--task train llama-3.1-8b --framework torchtune --method lora --lora-rank 8 --lora-targets q,v,o,gate,up,down --compile --seq 2048 --batch 2
 qlora|torchtune-readme|tt-llama31-8b-qlora-4090|7.4|GiB-ctx|--task train llama-3.1-8b --framework torchtune --method qlora --lora-rank 8 --lora-targets q,v,o,gate,up,down --compile --seq 2048 --batch 2

@@ -668,8 +668,9 @@ static void knobs_by_name(void **state)
  *   unsloth: models/llama.py get_peft_model use_gradient_checkpointing="unsloth" (offloaded),
  *     its fused kernels; before 2024.12 kernels/cross_entropy_loss.py on the whole logits;
  *   torchtune: recipes/configs/llama3_1/8B_full_single_device.yaml dtype bf16,
- *     enable_activation_checkpointing True, CEWithChunkedOutputLoss (8 chunks),
- *     PagedAdamW8bit with optimizer_in_bwd (full only);
+ *     enable_activation_checkpointing True, PagedAdamW8bit with optimizer_in_bwd (full only);
+ *     the loss modules/loss LinearCrossEntropyLoss from 0.6, CEWithChunkedOutputLoss (8
+ *     chunks) before;
  *   axolotl: examples/llama-3/qlora.yml gradient_checkpointing true, adamw_bnb_8bit;
  *   llama-factory: hparams/model_args.py disable_gradient_checkpointing=False, no kbit prep;
  *   torchtitan: train_configs/llama3_8b.toml activation_checkpoint mode "selective";
@@ -697,7 +698,9 @@ static void framework_presets(void **state)
         {"trl@0.19.1", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 16},
         {"unsloth", VF_GC_OFFLOAD, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 12},
         {"unsloth@2024.5", VF_GC_OFFLOAD, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 2},
-        {"torchtune", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 8, false, true, 12},
+        {"torchtune", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 0, true, true, 12},
+        {"torchtune@0.5", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 8, false, true,
+         12},
         {"axolotl", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW8BIT, 0, false, false, 12},
         {"llama-factory", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
         {"torchtitan", VF_GC_SELECTIVE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
@@ -814,6 +817,19 @@ static void kbit_offload_compile(void **state)
     assert_int_equal(vf_train_set(&w.train, "compile", "on", &err), VF_OK);
     e = train(&m, w);
     assert_u64(th_component(&e, "logits"), 1050673152ULL);
+    /* torchtune 0.6+ LinearCrossEntropyLoss (modules/loss): chunks of next_pow2(2048 /
+     * ceil(128,256 / 4096) = 64) = 64 tokens of 16-bit logits 64 x 128,256 x 2 = 16,416,768 +
+     * the hidden states' gradient 2048 x 2 x 4096 = 16,777,216; uncompiled, autograd keeps
+     * every chunk's fp32 log-probabilities 2048 x 128,256 x 4 = 1,050,673,152 */
+    e = train(
+        &m, (struct vf_workload){.ctx_tokens = 2048,
+                                 .train = {.method = VF_TRAIN_LORA, .framework = VF_FW_TORCHTUNE}});
+    assert_u64(th_component(&e, "logits"), 16416768ULL + 16777216ULL + 1050673152ULL);
+    w = (struct vf_workload){.ctx_tokens = 2048,
+                             .train = {.method = VF_TRAIN_LORA, .framework = VF_FW_TORCHTUNE}};
+    assert_int_equal(vf_train_set(&w.train, "compile", "on", &err), VF_OK);
+    e = train(&m, w);
+    assert_u64(th_component(&e, "logits"), 16416768ULL + 16777216ULL);
 }
 
 /*

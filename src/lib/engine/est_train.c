@@ -847,6 +847,10 @@ static void add_logits(struct vf_arena *a, const struct vf_model *m, struct step
             p2 = tokens;
         s->logits = vf__sat_add(vf__sat_mul(vf__sat_mul(p2, m->vocab), r->u),
                                 vf__sat_mul(tokens, r->u * (uint64_t)m->hidden));
+        /* F-TRAIN-24: uncompiled, a chunked linear loss whose chunks autograd saves
+         * (torchtune LinearCrossEntropyLoss) keeps each chunk's fp32 log-probabilities */
+        if (r->fused_saved && !r->compile)
+            s->logits = vf__sat_add(s->logits, vf__sat_mul(tv, r->fused_saved));
         lnote = vf_arena_printf(a, "fused linear cross-entropy, chunks of %llu tokens",
                                 (unsigned long long)p2);
     } else if (r->ce_chunks) {

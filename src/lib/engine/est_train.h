@@ -37,6 +37,7 @@ struct vf__train_preset {
     bool compile;         /* torch.compile */
     bool kbit_prep;       /* QLoRA through PEFT's prepare_model_for_kbit_training */
     unsigned logit_bytes; /* plain loss: bytes per token x vocab at its backward (F-TRAIN-08) */
+    unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab autograd keeps */
 };
 
 /* The preset of fw at `version` (NULL: the newest; VF_FW_DEFAULT: trl). */
@@ -71,6 +72,7 @@ struct vf__train_run {
     bool kbit_prep;       /* QLoRA: 16-bit base tensors cast to fp32, fp32 residual stream */
     bool in_bwd;          /* the optimizer step in backward (torchtune full fine-tuning) */
     unsigned logit_bytes; /* plain loss: bytes per token x vocab */
+    unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab it keeps */
 };
 
 /* The model states of a run, before and after sharding. */

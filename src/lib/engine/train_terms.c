@@ -19,19 +19,16 @@ static bool given(const struct vf_train_opts *t, uint32_t bit)
 
 /* A denoiser's run without --framework: the knobs as given, nothing turned on (the LLM
  * stacks' presets are not diffusers' training scripts'). */
-static const struct vf__train_preset as_given = {VF_FW_DEFAULT,
-                                                 "none",
-                                                 "0",
-                                                 "the knobs as given",
-                                                 VF_GC_NONE,
-                                                 VF_PREC_BF16,
-                                                 VF_OPT_ADAMW,
-                                                 0,
-                                                 false,
-                                                 false,
-                                                 false,
-                                                 false,
-                                                 12};
+static const struct vf__train_preset as_given = {
+    .fw = VF_FW_DEFAULT,
+    .name = "none",
+    .version = "0",
+    .source = "the knobs as given",
+    .gc = VF_GC_NONE,
+    .prec = VF_PREC_BF16,
+    .opt = VF_OPT_ADAMW,
+    .logit_bytes = 12,
+};
 
 void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool preset)
 {
@@ -67,6 +64,7 @@ void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool 
         !t->optimizer)
         r->opt = VF_OPT_PAGED_ADAMW8BIT; /* 8B_full_single_device.yaml PagedAdamW8bit */
     r->logit_bytes = p->logit_bytes;
+    r->fused_saved = r->fused_ce && !given(t, VF_TK_LIGER) && !t->liger ? p->fused_saved : 0;
     r->acct = t->accounting;
     r->accum = t->grad_accum ? t->grad_accum : 1;
     r->rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
