@@ -461,6 +461,7 @@ struct step {
     uint64_t per_tok;      /* saved activation bytes per token */
     uint64_t acts, logits; /* bytes of the activations and the logits */
     uint64_t live;         /* F-TRAIN-28: DeepSpeed's live parameters above the gathered unit */
+    uint64_t act_host;     /* F-TRAIN-24: offloaded checkpoints in host RAM */
 };
 
 /* F-TRAIN-01/02/15: group g trained whole: every parameter, its optimizer states (a matrix
@@ -825,6 +826,16 @@ static void add_activations(struct vf_arena *a, const struct vf_model *m, struct
     if (!r->fa)
         anote = vf_arena_printf(a, "%s, eager attention (s^2 scores)", anote);
     vf__add_component(e, "activations", s->acts, "backward", anote);
+    s->act_host = 0;
+    if (r->gc == VF_GC_OFFLOAD) {
+        /* F-TRAIN-24: every layer's input in pinned host RAM */
+        unsigned ur = r->kbit_prep && r->prec != VF_PREC_PURE_BF16 ? 4 : r->u;
+        s->act_host = vf__sat_mul(vf__sat_mul(saving, (uint64_t)ur * m->hidden), s->tokens);
+        struct vf_component *c =
+            vf__add_component(e, "activations", s->act_host, NULL, "offloaded checkpoints, pinned");
+        if (c)
+            c->device = VF_DEV_HOST;
+    }
 }
 
 /* F-TRAIN-08/18: the logits component: the fp32 cross-entropy at its backward, or one chunk of
@@ -951,9 +962,10 @@ static void assume_method(struct vf_arena *a, const struct vf_model *m, const st
 {
     const struct vf__train_run *r = &s->r;
     vf__assume(a, e,
-               "engine pytorch: one training step of PyTorch 2.x eager (HF transformers + "
-               "PEFT; DeepSpeed/FSDP on several GPUs), peak at the start of backward: model "
-               "states + saved activations + logits + overhead (F-TRAIN-01..10)");
+               "engine pytorch: one training step of PyTorch 2.x (the framework's stack; "
+               "DeepSpeed/FSDP on several GPUs): model states + overhead + the larger phase, "
+               "the start of backward (saved activations + logits) or the optimizer step "
+               "(gradients) (F-TRAIN-01..10, 25)");
     if (r->method == VF_TRAIN_FREEZE)
         vf__assume(a, e,
                    "freeze tuning: the last %u of %u layers trained (%llu params), the rest "
@@ -1061,14 +1073,18 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                r->fa ? "FlashAttention (no s^2 scores; fp32 log-sum-exp)"
                      : "eager attention: fp32 softmax and the probabilities saved, s^2 per head "
                        "(F-TRAIN-16)",
-               r->liger ? "Liger's fused RMSNorm and SwiGLU"
-                        : "RMSNorm inputs kept in fp32 as HF's "
-                          "eager RMSNorm does",
+               r->compile ? "norms and SwiGLU fused by torch.compile (F-TRAIN-24)"
+               : r->liger ? "fused RMSNorm and SwiGLU kernels (Liger, Unsloth)"
+                          : "RMSNorm inputs kept in fp32 as HF's eager RMSNorm does",
                vf_format_bytes(b1, sizeof b1, s->per_tok, VF_FMT_IEC), m->n_layers - r->first);
-    if (r->liger)
+    if (r->fused_ce)
         vf__assume(a, e,
-                   "Liger kernels (use_liger_kernel=True): fused linear cross-entropy never "
-                   "holds the whole logits (F-TRAIN-18)");
+                   "fused linear cross-entropy (Liger, Unsloth, TRL chunked_nll, torchtune "
+                   "LinearCrossEntropyLoss): lm_head and loss by chunks of tokens, never the "
+                   "whole logits%s (F-TRAIN-18, 24)",
+                   r->fused_saved && !r->compile
+                       ? "; uncompiled, autograd keeps each chunk's fp32 log-probabilities"
+                       : "");
     else if (r->ce_chunks)
         vf__assume(a, e,
                    "chunked cross-entropy (torchtune CEWithChunkedOutputLoss): the 16-bit "
@@ -1076,10 +1092,13 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                    r->ce_chunks);
     else
         vf__assume(a, e,
-                   "logits: upcast to fp32 for cross-entropy, %d B per token x vocab at its "
-                   "backward; chunked or fused cross-entropy (--chunked-ce, --liger) needs far "
-                   "less (F-TRAIN-08)",
-                   TRAIN_LOGIT_BYTES);
+                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at its "
+                   "backward (%s); chunked or fused cross-entropy (--chunked-ce, --liger) needs "
+                   "far less (F-TRAIN-08)",
+                   r->compile       ? 2 * r->u
+                   : r->logit_bytes ? r->logit_bytes
+                                    : TRAIN_LOGIT_BYTES,
+                   r->compile ? "compiled into one kernel" : "the transformers release's loss");
 }
 
 /* F-TRAIN-03/12/13: data parallelism, the sharding, offload, DeepSpeed's accounting. */
@@ -1197,7 +1216,7 @@ static void llm_total(struct vf_arena *a, struct vf_estimate *e, const struct st
     uint64_t bwd = phase_bytes(e, "backward"), opt = phase_bytes(e, "optimizer_step");
     e->peak_phase = bwd >= opt ? "backward" : "optimizer_step";
     e->total_bytes = vf__sat_add(base, bwd >= opt ? bwd : opt);
-    uint64_t host = s->st.host;
+    uint64_t host = vf__sat_add(s->st.host, s->act_host);
     if (s->r.opt == VF_OPT_PAGED_ADAMW8BIT && s->r.offload == VF_OFFLOAD_NONE)
         host = vf__sat_add(host, s->st.opt);
     e->host_bytes = host;
