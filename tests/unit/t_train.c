@@ -793,7 +793,9 @@ static void paged_apart(void **state)
  * F-TRAIN-23/24/27 on Llama 3.1 8B, seq 2048, batch 1 (per-token terms of the checkpointing
  * test: a layer 184,456 B, its backward's gradients 102,400, final norm + lm_head input 24,580):
  *   hf QLoRA (prepare_model_for_kbit_training): fp32 checkpointed inputs 32 x 4 x 4096 =
- *     524,288 + 184,456 + 102,400 + 24,580 = 835,724 B/token x 2048 = 1,711,562,752;
+ *     524,288 + 184,456 + 102,400 + 24,580 + the lm_head input in fp32, 2 x 4096 more =
+ *     843,916 B/token x 2048 = 1,728,339,968; its logits hold the lm_head's bf16 autocast
+ *     copy autograd saves, 128,256 x 4096 x 2 = 1,050,673,152, beside 2048 x 128,256 x 12;
  *   unsloth LoRA (inputs offloaded, two in flight; fused RMSNorm 2 (2 x 4096 + 4) = 16,392 and
  *     SwiGLU 2 (4096 + 3 x 14,336) = 94,208 with attention 28,800: a layer 139,400):
  *     2 x 2 x 4096 + 139,400 + 102,400 + final norm 2 x 4096 + 4 + lm_head input 8192 =
@@ -807,7 +809,8 @@ static void kbit_offload_compile(void **state)
     struct vf_model m = th_model("llama-3.1-8b");
     struct vf_estimate e =
         train(&m, (struct vf_workload){.ctx_tokens = 2048, .train = {.method = VF_TRAIN_QLORA}});
-    assert_u64(th_component(&e, "activations"), 1711562752ULL);
+    assert_u64(th_component(&e, "activations"), 1728339968ULL);
+    assert_u64(th_component(&e, "logits"), 3152019456ULL + 1050673152ULL);
     e = train(&m,
               (struct vf_workload){.ctx_tokens = 2048,
                                    .train = {.method = VF_TRAIN_LORA, .framework = VF_FW_UNSLOTH}});

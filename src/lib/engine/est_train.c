@@ -802,7 +802,8 @@ static uint64_t act_per_token(const struct vf_model *m, const struct step *s)
     else if (r->gc == VF_GC_OFFLOAD) /* F-TRAIN-24: inputs in host RAM, two in flight */
         per_tok = vf__train_ckpt_per_token(2, ur, h, max_layer);
     uint64_t fnorm = r->liger || r->compile || r->gc == VF_GC_SELECTIVE ? r->u * h + 4 : 4 * h + 4;
-    return vf__sat_add(per_tok, vf__sat_add(vf__sat_mul(s->tl.final_norm, fnorm), r->u * h));
+    /* the lm_head input: fp32 under prepare_model_for_kbit_training (F-TRAIN-23) */
+    return vf__sat_add(per_tok, vf__sat_add(vf__sat_mul(s->tl.final_norm, fnorm), ur * h));
 }
 
 /* F-TRAIN-06/07/17: the activations component: per token times the tokens of a micro-batch. */
@@ -881,6 +882,12 @@ static void add_logits(struct vf_arena *a, const struct vf_model *m, struct step
         lnote = vf_arena_printf(a, "%llu tokens x %llu vocab, %s cross-entropy (%u B each)",
                                 (unsigned long long)tokens, (unsigned long long)m->vocab,
                                 r->compile ? "compiled" : "fp32", lb);
+    }
+    if (r->kbit_prep && r->prec != VF_PREC_PURE_BF16 && !r->fused_ce) {
+        /* F-TRAIN-23: autocast casts the fp32 lm_head to bf16 for its matmul and autograd
+         * keeps that copy until the lm_head's backward: vocab x hidden x 2 */
+        s->logits = vf__sat_add(s->logits, vf__sat_mul((uint64_t)m->vocab * 2, m->hidden));
+        lnote = vf_arena_printf(a, "%s + the lm_head's bf16 autocast copy", lnote);
     }
     vf__add_component(e, "logits", s->logits, "backward", lnote);
 }
