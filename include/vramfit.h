@@ -455,7 +455,9 @@ enum vf_optimizer {
 /* bf16/fp16 = mixed precision (16-bit weights and gradients, fp32 master copy and states);
  * pure-bf16 = no fp32 anywhere (torchtune, LLaMA-Factory --pure_bf16). */
 enum vf_precision { VF_PREC_BF16 = 0, VF_PREC_FP16, VF_PREC_FP32, VF_PREC_PURE_BF16 };
-enum vf_grad_ckpt { VF_GC_NONE = 0, VF_GC_FULL, VF_GC_SELECTIVE };
+/* VF_GC_OFFLOAD: full recomputation with the saved layer inputs in host RAM (Unsloth's
+ * use_gradient_checkpointing="unsloth", torchtune enable_activation_offloading). */
+enum vf_grad_ckpt { VF_GC_NONE = 0, VF_GC_FULL, VF_GC_SELECTIVE, VF_GC_OFFLOAD };
 /* ZeRO stage; AUTO (zero-initialized) = stage 3 (FSDP full shard) on several GPUs. */
 enum vf_zero { VF_ZERO_AUTO = 0, VF_ZERO_0, VF_ZERO_1, VF_ZERO_2, VF_ZERO_3 };
 /* FSDP sharding strategies, the ZeRO stages in PyTorch's words (NONE: not given). */
@@ -470,6 +472,30 @@ enum vf_offload { VF_OFFLOAD_NONE = 0, VF_OFFLOAD_OPTIMIZER, VF_OFFLOAD_PARAMS }
 /* Model-state accounting: the ZeRO paper's (16 B/param with AdamW, the default) or
  * DeepSpeed's estimator (fp32 gradients, 18 B/param; its offload buffer factors). */
 enum vf_accounting { VF_ACCT_ZERO = 0, VF_ACCT_DEEPSPEED };
+
+/* --- issue 22: the training stacks whose defaults --framework applies (0 = the default stack,
+ * trl). The VF_TK_* bits of vf_train_opts.given mark knobs set explicitly, which a preset
+ * leaves alone. */
+enum vf_framework {
+    VF_FW_DEFAULT = 0,
+    VF_FW_HF,
+    VF_FW_TRL,
+    VF_FW_UNSLOTH,
+    VF_FW_TORCHTUNE,
+    VF_FW_AXOLOTL,
+    VF_FW_LLAMA_FACTORY,
+    VF_FW_TORCHTITAN,
+    VF_FW_DEEPSPEED
+};
+enum {
+    VF_TK_OPTIMIZER = 1u << 0,
+    VF_TK_PRECISION = 1u << 1,
+    VF_TK_GRAD_CKPT = 1u << 2,
+    VF_TK_LIGER = 1u << 3,
+    VF_TK_COMPILE = 1u << 4,
+    VF_TK_CE = 1u << 5 /* --chunked-ce given (ce_chunks) */
+};
+const char *vf_framework_name(enum vf_framework f);
 
 struct vf_train_opts {
     enum vf_train_method method;
@@ -491,6 +517,11 @@ struct vf_train_opts {
     enum vf_offload offload;
     enum vf_accounting accounting;
     bool cache_latents, cache_text; /* diffusion fine-tuning: VAE / text encoders leave the GPU */
+    /* --- issue 22: framework presets (DESIGN section 8 --framework NAME[@VERSION]) --- */
+    enum vf_framework framework;   /* whose defaults fill the knobs not given; 0 = the default */
+    const char *framework_version; /* NULL = the newest modelled release */
+    bool compile;                  /* torch.compile (with VF_TK_COMPILE in given) */
+    uint32_t given;                /* VF_TK_* bits: the knobs vf_train_set was given */
 };
 
 const char *vf_train_method_name(enum vf_train_method m);
@@ -510,6 +541,9 @@ const char *vf_accounting_name(enum vf_accounting a);
  */
 enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *value,
                          struct vf_error *err);
+/* issue 22: also "framework" (NAME[@VERSION]: hf, trl, unsloth, torchtune, axolotl,
+ * llama-factory, torchtitan, deepspeed; the version string must outlive t) and "compile"
+ * (on/off); each knob given sets its VF_TK_* bit in t->given. */
 
 /* Image and video generation (--task image|video). 0 = the pipeline's default. */
 enum vf_te_place {

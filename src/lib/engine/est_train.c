@@ -28,6 +28,10 @@
  * log-probabilities log_softmax saved, their incoming gradient, and the gradient of the fp32
  * logits it produces (4 + 4 + 4). */
 #define TRAIN_LOGIT_BYTES 12
+/* F-TRAIN-28: DeepSpeed ZeRO-3 stage3_max_live_parameters (deepspeed/runtime/zero/config.py
+ * DeepSpeedZeroConfig.max_live_parameters, default 1e9; LLaMA-Factory's ds_z3 configs and
+ * the transformers docs' examples set the same 1e9). */
+#define TRAIN_DS_MAX_LIVE 1000000000ULL
 /* Limits of the knobs this estimator takes. */
 #define TRAIN_MAX_BATCH VF_MAX_USERS
 #define TRAIN_MAX_RANK  VF_MAX_DIM
@@ -269,7 +273,8 @@ static uint64_t layer_act(const struct vf_model *m, uint32_t l, const struct lay
     uint64_t in = sel ? 0 : u * h; /* a block's normed input, recomputed under selective */
 
     /* norms */
-    uint64_t per_h = sel ? u * h : r->liger ? u * h + 4 : 4 * h + 4;
+    bool fused = r->liger || r->compile; /* F-TRAIN-24: fused norms and SwiGLU */
+    uint64_t per_h = sel ? u * h : fused ? u * h + 4 : 4 * h + 4;
     uint64_t b = (uint64_t)s->hnorms * per_h;
     if (s->qk_norm) {
         uint64_t q = nh * m->head_dim, k = nkv * m->head_dim;
@@ -297,7 +302,7 @@ static uint64_t layer_act(const struct vf_model *m, uint32_t l, const struct lay
         b += in + 2 * u * s->ssm_out;
     }
 
-    unsigned gated_w = sel ? 2 : r->liger ? 3 : 4;
+    unsigned gated_w = sel ? 2 : fused ? 3 : 4;
     if (s->moe) {
         uint64_t k = m->n_experts_used ? m->n_experts_used : 1;
         b += in + 4 * (uint64_t)m->n_experts;
@@ -319,8 +324,8 @@ static enum vf_err llm_knobs(const struct vf_model *m, const struct vf_workload 
     const struct vf_train_opts *t = &w->train;
     r->seq = w->ctx_tokens ? w->ctx_tokens : TRAIN_DEFAULT_SEQ;
     r->batch = t->batch ? t->batch : 1;
-    r->liger = t->liger;
-    r->ce_chunks = t->liger ? 0 : t->ce_chunks;
+    if (r->fused_ce)
+        r->ce_chunks = 0; /* F-TRAIN-18: a fused loss replaces the chunked one */
     const struct {
         uint64_t v, max;
         const char *what;
@@ -369,14 +374,47 @@ static enum vf_err method_knobs(struct vf_arena *a, const struct vf_model *m,
     return VF_OK;
 }
 
+/* Hugging Face model_type values of encoder-only and encoder-decoder models (transformers
+ * models/<type>/configuration_*.py): no causal-LM head, a bidirectional or cross-attending
+ * stack, a loss other than next-token over the vocabulary. */
+static const char *const encoder_types[] = {
+    "bert",        "roberta",
+    "xlm-roberta", "deberta",
+    "deberta-v2",  "distilbert",
+    "electra",     "albert",
+    "modernbert",  "mpnet",
+    "t5",          "mt5",
+    "umt5",        "bart",
+    "mbart",       "pegasus",
+    "marian",      "longt5",
+    "flan-t5",     "whisper",
+    "nllb-moe",    "switch_transformers",
+};
+
+/* issue 22: an encoder config refused for causal-LM training, with the reason. */
+static enum vf_err refuse_encoder(const struct vf_model *m, struct vf_error *err)
+{
+    for (size_t i = 0; m->model_type && i < sizeof encoder_types / sizeof encoder_types[0]; i++)
+        if (!strcmp(m->model_type, encoder_types[i]))
+            return vf__errf(err, VF_EUNSUPPORTED,
+                            "training: '%s' is an encoder or encoder-decoder model (model_type "
+                            "%s); the training estimate models causal-LM fine-tuning (decoder "
+                            "layers, next-token loss over the vocabulary), not masked-LM, "
+                            "classification or seq2seq training",
+                            m->id, m->model_type);
+    return VF_OK;
+}
+
 /* The knobs of w as a run (est_train.h): the common ones, the LLM's with their limits, the
  * ZeRO stage, what the method trains, the base storage; the first error returned. */
 enum vf_err vf__train_resolve(struct vf_arena *a, const struct vf_model *m,
                               const struct vf_workload *w, struct vf__train_run *r,
                               struct vf_error *err)
 {
-    vf__train_knobs(w, r);
-    enum vf_err rc = llm_knobs(m, w, r, err);
+    vf__train_knobs(w, r, true);
+    enum vf_err rc = refuse_encoder(m, err);
+    if (!rc)
+        rc = llm_knobs(m, w, r, err);
     if (!rc)
         rc = vf__train_stage(&w->train, r->n, &r->zero, &r->group, err);
     if (!rc)
@@ -404,6 +442,7 @@ struct tally {
     uint64_t outside_max;                 /* bytes of the largest group outside the layers */
     uint64_t final_norm;                  /* hidden-width norm tensors outside the layers */
     uint64_t dequant;                     /* LoRA on a quantized base: the bf16 buffer */
+    uint64_t upcast; /* F-TRAIN-23: bytes the 16-bit base tensors gain cast to fp32 */
 };
 
 /* One language-model estimate in the making: the run, what the pass over the groups found,
@@ -421,6 +460,8 @@ struct step {
     uint64_t tokens;       /* per micro-step: seq x batch */
     uint64_t per_tok;      /* saved activation bytes per token */
     uint64_t acts, logits; /* bytes of the activations and the logits */
+    uint64_t live;         /* F-TRAIN-28: DeepSpeed's live parameters above the gathered unit */
+    uint64_t act_host;     /* F-TRAIN-24: offloaded checkpoints in host RAM */
 };
 
 /* F-TRAIN-01/02/15: group g trained whole: every parameter, its optimizer states (a matrix
@@ -516,12 +557,16 @@ static enum vf_err tally(const struct vf_model *m, const struct vf__train_run *r
     bool whole = r->method == VF_TRAIN_FULL || r->method == VF_TRAIN_FREEZE;
     memset(tl->sums, 0, nl * sizeof tl->sums[0]);
     tl->trainable = tl->opt = tl->trained_bytes = tl->largest = 0;
-    tl->outside_max = tl->final_norm = tl->dequant = 0;
+    tl->outside_max = tl->final_norm = tl->dequant = tl->upcast = 0;
     for (size_t i = 0; i < m->n_groups; i++) {
         const struct vf_tgroup *g = &m->groups[i];
         uint64_t gb = vf__quant_group_bytes(m, &r->base, g);
         bool in_layer = g->layer >= 0 && (uint32_t)g->layer < nl;
         enum vf_err rc = VF_OK;
+        /* F-TRAIN-23: prepare_model_for_kbit_training casts every 16-bit tensor (embeddings,
+         * lm_head, norms) to fp32: twice its bytes */
+        if (r->kbit_prep && !below_16bit(m, &r->base, g))
+            tl->upcast = vf__sat_add(tl->upcast, gb);
         if (trains_whole(r, g))
             tally_whole(r, g, gb, tl);
         else if (!whole && is_target(r, g->cls) && in_layer && g->row_elems)
@@ -594,8 +639,23 @@ static enum vf_err model_states(const struct vf_model *m, const struct vf_worklo
     in->frozen_bytes = s->whole ? e->weights_bytes - s->tl.trained_bytes : e->weights_bytes;
     gathered_unit(m, s, in);
     vf__train_states(in, &s->st);
+    /* F-TRAIN-28: DeepSpeed's stage 3 (--zero 3; FSDP releases each unit) keeps released
+     * parameters gathered while fewer than stage3_max_live_parameters are
+     * (partitioned_param_coordinator.py release_sub_module): up to 1e9 of them in 16 bit stay
+     * on the GPU beside the shard, the gathered unit among them. Not in DeepSpeed's own
+     * estimator (--accounting deepspeed), which counts the largest layer only. */
+    s->live = 0;
+    if (w->train.zero == VF_ZERO_3 && r->acct == VF_ACCT_ZERO && in->stage >= 3 &&
+        (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS)) {
+        uint64_t n = m->params < TRAIN_DS_MAX_LIVE ? m->params : TRAIN_DS_MAX_LIVE;
+        uint64_t live = vf__sat_mul(n, in->w_bytes);
+        if (live > in->unit_bytes) {
+            s->live = live - in->unit_bytes;
+            s->st.weights = vf__sat_add(s->st.weights, s->live);
+        }
+    }
     bool asked = w->train.optimizer_in_bwd;
-    s->in_bwd = asked && s->whole && r->offload == VF_OFFLOAD_NONE;
+    s->in_bwd = r->in_bwd && s->whole && r->offload == VF_OFFLOAD_NONE;
     if (asked && !s->in_bwd)
         return vf__errf(err, VF_EINVAL,
                         "--optimizer-in-bwd frees each gradient of a full or freeze fine-tune "
@@ -625,12 +685,18 @@ static void add_weights(struct vf_arena *a, struct vf_estimate *e, const struct 
         wnote = vf_arena_printf(a, "%s%s", wnote, s->shard);
     if (r->offload == VF_OFFLOAD_PARAMS)
         wnote = vf_arena_printf(a, "%s, offloaded to the host", wnote);
-    if (s->st.weights >= s->in.unit_bytes && s->in.unit_bytes && s->in.stage >= 3 &&
-        (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS))
+    if (s->live)
+        wnote = vf_arena_printf(a, "%s + live parameters (stage3_max_live_parameters 1e9)", wnote);
+    else if (s->st.weights >= s->in.unit_bytes && s->in.unit_bytes && s->in.stage >= 3 &&
+             (r->group > 1 || r->offload == VF_OFFLOAD_PARAMS))
         wnote = vf_arena_printf(a, "%s + 1 gathered layer", wnote);
     if (s->tl.dequant)
         wnote = vf_arena_printf(a, "%s + bf16 dequantization buffer", wnote);
-    vf__add_component(e, "weights", vf__sat_add(s->st.weights, s->tl.dequant), NULL, wnote);
+    if (s->tl.upcast)
+        wnote = vf_arena_printf(a, "%s; embeddings, lm_head, norms in fp32", wnote);
+    vf__add_component(e, "weights",
+                      vf__sat_add(vf__sat_add(s->st.weights, s->tl.dequant), s->tl.upcast), NULL,
+                      wnote);
 }
 
 /* F-TRAIN-01/03/04/13/21: the gradients component. */
@@ -639,8 +705,11 @@ static void add_gradients(struct vf_arena *a, struct vf_estimate *e, const struc
     const struct vf__train_run *r = &s->r;
     const char *gnote = s->whole ? (s->in.g_bytes == 4 ? "fp32" : "bf16")
                                  : (s->pure ? "bf16, adapters only" : "fp32, adapters only");
+    /* F-TRAIN-25: set_to_none frees them after each step; with one micro-step per step they
+     * exist from backward to the step, not beside the saved activations */
+    bool step_only = s->whole && r->accum == 1 && !s->in_bwd && r->offload == VF_OFFLOAD_NONE;
     vf__add_component(
-        e, "gradients", s->st.grads, NULL,
+        e, "gradients", s->st.grads, step_only ? "optimizer_step" : NULL,
         vf_arena_printf(a, "%s%s%s%s", gnote, r->zero >= 2 ? s->shard : "",
                         s->in_bwd && r->zero < 2 ? ", one tensor at a time (step in "
                                                    "backward)"
@@ -673,6 +742,17 @@ static void add_optimizer(struct vf_arena *a, struct vf_estimate *e, const struc
         onote = s->pure ? "AdamW: bf16 m and v" : "AdamW: fp32 m and v";
         break;
     }
+    if (r->opt == VF_OPT_PAGED_ADAMW8BIT && r->offload == VF_OFFLOAD_NONE) {
+        /* F-TRAIN-26: bitsandbytes allocates paged states with cudaMallocManaged: unified
+         * memory PyTorch's allocator never sees, paged to host RAM under pressure */
+        struct vf_component *c =
+            vf__add_component(e, "optimizer_states", s->st.opt, NULL,
+                              vf_arena_printf(a, "%s%s, unified memory (not in the GPU's peak)",
+                                              onote, r->zero >= 1 ? s->shard : ""));
+        if (c)
+            c->device = VF_DEV_HOST;
+        return;
+    }
     vf__add_component(
         e, "optimizer_states", s->st.opt, NULL,
         vf_arena_printf(a, "%s%s%s", onote, r->zero >= 1 ? s->shard : "",
@@ -698,17 +778,32 @@ static void add_master(struct vf_arena *a, struct vf_estimate *e, const struct s
 static uint64_t act_per_token(const struct vf_model *m, const struct step *s)
 {
     const struct vf__train_run *r = &s->r;
-    uint64_t per_tok = 0, max_layer = 0, h = m->hidden;
+    uint64_t per_tok = 0, max_layer = 0, h = m->hidden, work = 0;
     for (uint32_t l = r->first; l < m->n_layers; l++) {
-        uint64_t x = layer_act(m, l, &s->tl.sums[l], r); /* as saved without checkpointing */
+        const struct layer_sum *ls = &s->tl.sums[l];
+        uint64_t x = layer_act(m, l, ls, r); /* as saved without checkpointing */
         per_tok = vf__sat_add(per_tok, x);
         if (x > max_layer)
             max_layer = x;
+        /* F-TRAIN-27: a layer's backward works on the gradients of its input and output
+         * (2 h) and of the MLP's widest tensors (gate, up, their product: 3 I) */
+        uint64_t k = m->n_experts_used ? m->n_experts_used : 1;
+        uint64_t wide = ls->moe ? k * ls->exp_up + ls->shexp_up : ls->ffn_up;
+        uint64_t wk = r->u * (2 * h + 3 * wide);
+        if (wk > work)
+            work = wk;
     }
+    max_layer = vf__sat_add(max_layer, work);
+    /* F-TRAIN-23: under autocast the fp32 embeddings of prepare_model_for_kbit_training
+     * make the residual stream, and so each saved layer input, fp32 */
+    unsigned ur = r->kbit_prep && r->prec != VF_PREC_PURE_BF16 ? 4 : r->u;
     if (r->gc == VF_GC_FULL)
-        per_tok = vf__train_ckpt_per_token(m->n_layers - r->first, r->u, h, max_layer);
-    uint64_t fnorm = r->liger || r->gc == VF_GC_SELECTIVE ? r->u * h + 4 : 4 * h + 4;
-    return vf__sat_add(per_tok, vf__sat_add(vf__sat_mul(s->tl.final_norm, fnorm), r->u * h));
+        per_tok = vf__train_ckpt_per_token(m->n_layers - r->first, ur, h, max_layer);
+    else if (r->gc == VF_GC_OFFLOAD) /* F-TRAIN-24: inputs in host RAM, two in flight */
+        per_tok = vf__train_ckpt_per_token(2, ur, h, max_layer);
+    uint64_t fnorm = r->liger || r->compile || r->gc == VF_GC_SELECTIVE ? r->u * h + 4 : 4 * h + 4;
+    /* the lm_head input: fp32 under prepare_model_for_kbit_training (F-TRAIN-23) */
+    return vf__sat_add(per_tok, vf__sat_add(vf__sat_mul(s->tl.final_norm, fnorm), ur * h));
 }
 
 /* F-TRAIN-06/07/17: the activations component: per token times the tokens of a micro-batch. */
@@ -723,6 +818,8 @@ static void add_activations(struct vf_arena *a, const struct vf_model *m, struct
     const char *anote;
     if (r->gc == VF_GC_FULL)
         anote = vf_arena_printf(a, "checkpointed: %u layer inputs + 1 layer", saving);
+    else if (r->gc == VF_GC_OFFLOAD)
+        anote = vf_arena_printf(a, "checkpoints of %u layers in host RAM, 1 layer live", saving);
     else if (r->gc == VF_GC_SELECTIVE)
         anote = vf_arena_printf(a, "selective recomputation, %u layers", saving);
     else
@@ -730,6 +827,16 @@ static void add_activations(struct vf_arena *a, const struct vf_model *m, struct
     if (!r->fa)
         anote = vf_arena_printf(a, "%s, eager attention (s^2 scores)", anote);
     vf__add_component(e, "activations", s->acts, "backward", anote);
+    s->act_host = 0;
+    if (r->gc == VF_GC_OFFLOAD) {
+        /* F-TRAIN-24: every layer's input in pinned host RAM */
+        unsigned ur = r->kbit_prep && r->prec != VF_PREC_PURE_BF16 ? 4 : r->u;
+        s->act_host = vf__sat_mul(vf__sat_mul(saving, (uint64_t)ur * m->hidden), s->tokens);
+        struct vf_component *c =
+            vf__add_component(e, "activations", s->act_host, NULL, "offloaded checkpoints, pinned");
+        if (c)
+            c->device = VF_DEV_HOST;
+    }
 }
 
 /* F-TRAIN-08/18: the logits component: the fp32 cross-entropy at its backward, or one chunk of
@@ -740,7 +847,7 @@ static void add_logits(struct vf_arena *a, const struct vf_model *m, struct step
     const struct vf__train_run *r = &s->r;
     uint64_t tokens = s->tokens, tv = vf__sat_mul(tokens, m->vocab);
     const char *lnote;
-    if (r->liger) {
+    if (r->fused_ce) {
         /* Liger's fused linear cross-entropy: chunks of next_pow2(ceil(BT / ceil(V / h)))
          * tokens, their u-byte logits turned into gradients in place, + the u-byte gradient
          * of the final hidden states */
@@ -752,19 +859,35 @@ static void add_logits(struct vf_arena *a, const struct vf_model *m, struct step
             p2 = tokens;
         s->logits = vf__sat_add(vf__sat_mul(vf__sat_mul(p2, m->vocab), r->u),
                                 vf__sat_mul(tokens, r->u * (uint64_t)m->hidden));
-        lnote = vf_arena_printf(a, "Liger fused cross-entropy, chunks of %llu tokens",
+        /* F-TRAIN-24: uncompiled, a chunked linear loss whose chunks autograd saves
+         * (torchtune LinearCrossEntropyLoss) keeps each chunk's fp32 log-probabilities */
+        if (r->fused_saved && !r->compile)
+            s->logits = vf__sat_add(s->logits, vf__sat_mul(tv, r->fused_saved));
+        lnote = vf_arena_printf(a, "fused linear cross-entropy, chunks of %llu tokens",
                                 (unsigned long long)p2);
     } else if (r->ce_chunks) {
         /* the 16-bit logits whole + one chunk's fp32 cross-entropy at a time */
-        s->logits = vf__sat_add(vf__sat_mul(tv, r->u),
-                                vf__div_ceil(vf__sat_mul(tv, TRAIN_LOGIT_BYTES), r->ce_chunks));
+        /* compiled, a chunk's loss keeps no fp32 copies: its fp32 gradient only (4) */
+        s->logits = vf__sat_add(
+            vf__sat_mul(tv, r->u),
+            vf__div_ceil(vf__sat_mul(tv, r->compile ? 4 : TRAIN_LOGIT_BYTES), r->ce_chunks));
         lnote =
             vf_arena_printf(a, "%llu tokens x %llu vocab, chunked cross-entropy (%u chunks)",
                             (unsigned long long)tokens, (unsigned long long)m->vocab, r->ce_chunks);
     } else {
-        s->logits = vf__sat_mul(tv, TRAIN_LOGIT_BYTES);
-        lnote = vf_arena_printf(a, "%llu tokens x %llu vocab, fp32 cross-entropy",
-                                (unsigned long long)tokens, (unsigned long long)m->vocab);
+        /* F-TRAIN-08/24: the transformers release's bytes; compiled, the loss is one kernel
+         * over the 16-bit logits writing their 16-bit gradient, + an fp32 row at a time */
+        unsigned lb = r->compile ? 2 * r->u : r->logit_bytes ? r->logit_bytes : TRAIN_LOGIT_BYTES;
+        s->logits = vf__sat_mul(tv, lb);
+        lnote = vf_arena_printf(a, "%llu tokens x %llu vocab, %s cross-entropy (%u B each)",
+                                (unsigned long long)tokens, (unsigned long long)m->vocab,
+                                r->compile ? "compiled" : "fp32", lb);
+    }
+    if (r->kbit_prep && r->prec != VF_PREC_PURE_BF16 && !r->fused_ce) {
+        /* F-TRAIN-23: autocast casts the fp32 lm_head to bf16 for its matmul and autograd
+         * keeps that copy until the lm_head's backward: vocab x hidden x 2 */
+        s->logits = vf__sat_add(s->logits, vf__sat_mul((uint64_t)m->vocab * 2, m->hidden));
+        lnote = vf_arena_printf(a, "%s + the lm_head's bf16 autocast copy", lnote);
     }
     vf__add_component(e, "logits", s->logits, "backward", lnote);
 }
@@ -846,9 +969,10 @@ static void assume_method(struct vf_arena *a, const struct vf_model *m, const st
 {
     const struct vf__train_run *r = &s->r;
     vf__assume(a, e,
-               "engine pytorch: one training step of PyTorch 2.x eager (HF transformers + "
-               "PEFT; DeepSpeed/FSDP on several GPUs), peak at the start of backward: model "
-               "states + saved activations + logits + overhead (F-TRAIN-01..10)");
+               "engine pytorch: one training step of PyTorch 2.x (the framework's stack; "
+               "DeepSpeed/FSDP on several GPUs): model states + overhead + the larger phase, "
+               "the start of backward (saved activations + logits) or the optimizer step "
+               "(gradients) (F-TRAIN-01..10, 25)");
     if (r->method == VF_TRAIN_FREEZE)
         vf__assume(a, e,
                    "freeze tuning: the last %u of %u layers trained (%llu params), the rest "
@@ -956,14 +1080,18 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                r->fa ? "FlashAttention (no s^2 scores; fp32 log-sum-exp)"
                      : "eager attention: fp32 softmax and the probabilities saved, s^2 per head "
                        "(F-TRAIN-16)",
-               r->liger ? "Liger's fused RMSNorm and SwiGLU"
-                        : "RMSNorm inputs kept in fp32 as HF's "
-                          "eager RMSNorm does",
+               r->compile ? "norms and SwiGLU fused by torch.compile (F-TRAIN-24)"
+               : r->liger ? "fused RMSNorm and SwiGLU kernels (Liger, Unsloth)"
+                          : "RMSNorm inputs kept in fp32 as HF's eager RMSNorm does",
                vf_format_bytes(b1, sizeof b1, s->per_tok, VF_FMT_IEC), m->n_layers - r->first);
-    if (r->liger)
+    if (r->fused_ce)
         vf__assume(a, e,
-                   "Liger kernels (use_liger_kernel=True): fused linear cross-entropy never "
-                   "holds the whole logits (F-TRAIN-18)");
+                   "fused linear cross-entropy (Liger, Unsloth, TRL chunked_nll, torchtune "
+                   "LinearCrossEntropyLoss): lm_head and loss by chunks of tokens, never the "
+                   "whole logits%s (F-TRAIN-18, 24)",
+                   r->fused_saved && !r->compile
+                       ? "; uncompiled, autograd keeps each chunk's fp32 log-probabilities"
+                       : "");
     else if (r->ce_chunks)
         vf__assume(a, e,
                    "chunked cross-entropy (torchtune CEWithChunkedOutputLoss): the 16-bit "
@@ -971,10 +1099,13 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                    r->ce_chunks);
     else
         vf__assume(a, e,
-                   "logits: upcast to fp32 for cross-entropy, %d B per token x vocab at its "
-                   "backward; chunked or fused cross-entropy (--chunked-ce, --liger) needs far "
-                   "less (F-TRAIN-08)",
-                   TRAIN_LOGIT_BYTES);
+                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at its "
+                   "backward (%s); chunked or fused cross-entropy (--chunked-ce, --liger) needs "
+                   "far less (F-TRAIN-08)",
+                   r->compile       ? 2 * r->u
+                   : r->logit_bytes ? r->logit_bytes
+                                    : TRAIN_LOGIT_BYTES,
+                   r->compile ? "compiled into one kernel" : "the transformers release's loss");
 }
 
 /* F-TRAIN-03/12/13: data parallelism, the sharding, offload, DeepSpeed's accounting. */
@@ -1022,6 +1153,41 @@ static void assume_parallel(struct vf_arena *a, const struct vf_workload *w, con
                    "(F-TRAIN-12)");
 }
 
+/* F-TRAIN-22..24: the framework whose defaults were taken, and what they turned on. */
+static void assume_framework(struct vf_arena *a, const struct vf_workload *w, const struct step *s,
+                             struct vf_estimate *e)
+{
+    const struct vf__train_run *r = &s->r;
+    const struct vf__train_preset *p = r->preset;
+    vf__extra_text(e, "framework", vf_arena_printf(a, "%s@%s", p->name, p->version));
+    vf__assume(
+        a, e,
+        "framework %s%s: %s; knobs not given take its defaults: checkpointing %s, %s, %s, "
+        "%s%s%s (F-TRAIN-22)",
+        p->name,
+        w->train.framework == VF_FW_DEFAULT ? " (the default, the most common stack; "
+                                              "--framework hf|trl|unsloth|torchtune|axolotl|"
+                                              "llama-factory|torchtitan|deepspeed)"
+                                            : "",
+        p->source, vf_grad_ckpt_name(r->gc), vf_precision_name(r->prec), vf_optimizer_name(r->opt),
+        r->fused_ce    ? "fused/chunked lm_head + loss"
+        : r->ce_chunks ? "chunked cross-entropy"
+                       : "plain cross-entropy",
+        r->compile ? ", torch.compile" : "", r->in_bwd ? ", optimizer step in backward" : "");
+    if (r->kbit_prep)
+        vf__assume(a, e,
+                   "QLoRA through PEFT's prepare_model_for_kbit_training (peft/utils/other.py): "
+                   "the 16-bit tensors (embeddings, lm_head, norms) cast to fp32, +%s; under "
+                   "autocast the residual stream and so each checkpointed layer input is fp32; "
+                   "use_gradient_checkpointing=True turns checkpointing on (F-TRAIN-23)",
+                   vf_format_bytes((char[32]){0}, 32, s->tl.upcast, VF_FMT_IEC));
+    if (r->gc == VF_GC_OFFLOAD)
+        vf__assume(a, e,
+                   "checkpoints offloaded: each layer's input goes to host RAM as it is saved "
+                   "and back for its recomputation, two in flight on the GPU (Unsloth "
+                   "use_gradient_checkpointing=\"unsloth\"; F-TRAIN-24)");
+}
+
 /* F-TRAIN-09: what the runtime overhead counts. */
 static void assume_overhead(struct vf_arena *a, struct vf_estimate *e)
 {
@@ -1030,6 +1196,43 @@ static void assume_overhead(struct vf_arena *a, struct vf_estimate *e)
                "cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
                "allocator slack (Megatron-LM overhead_factor; F-TRAIN-09)",
                VF_RT_ALLOC_SLACK_PCT);
+}
+
+/* GPU bytes of e's components in `phase` (NULL: those of every phase). */
+static uint64_t phase_bytes(const struct vf_estimate *e, const char *phase)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < e->n_components; i++) {
+        const struct vf_component *c = &e->components[i];
+        if (c->device == VF_DEV_HOST)
+            continue;
+        if (phase ? c->phase && !strcmp(c->phase, phase) : !c->phase)
+            sum = vf__sat_add(sum, c->bytes);
+    }
+    return sum;
+}
+
+/* F-TRAIN-10/25: the peak is a phase: what every phase holds (the model states) + the larger
+ * of the backward (saved activations + logits at the loss's backward, + gradients kept across
+ * micro-steps) and the optimizer step (every gradient); e->peak_phase names it. The host's:
+ * offloaded states and paged optimizer states. */
+static void llm_total(struct vf_arena *a, struct vf_estimate *e, const struct step *s)
+{
+    char b1[32], b2[32];
+    uint64_t base = phase_bytes(e, NULL);
+    uint64_t bwd = phase_bytes(e, "backward"), opt = phase_bytes(e, "optimizer_step");
+    e->peak_phase = bwd >= opt ? "backward" : "optimizer_step";
+    e->total_bytes = vf__sat_add(base, bwd >= opt ? bwd : opt);
+    uint64_t host = vf__sat_add(s->st.host, s->act_host);
+    if (s->r.opt == VF_OPT_PAGED_ADAMW8BIT && s->r.offload == VF_OFFLOAD_NONE)
+        host = vf__sat_add(host, s->st.opt);
+    e->host_bytes = host;
+    vf__assume(a, e,
+               "peak phase %s: start of backward %s, optimizer step %s; gradients are freed "
+               "between steps (zero_grad set_to_none) (F-TRAIN-25)",
+               bwd >= opt ? "backward" : "optimizer step",
+               vf_format_bytes(b1, sizeof b1, vf__sat_add(base, bwd), VF_FMT_IEC),
+               vf_format_bytes(b2, sizeof b2, vf__sat_add(base, opt), VF_FMT_IEC));
 }
 
 /*
@@ -1066,13 +1269,14 @@ static enum vf_err llm_estimate(struct vf_arena *a, const struct vf_model *m,
     vf__train_add_overhead(e, vf__sat_add(s.acts, s.logits));
     add_host(e, &s);
 
+    assume_framework(a, w, &s, e);
     assume_method(a, m, w, &s, e);
     assume_optimizer(a, &s, e);
     assume_batch(a, w, &s, e);
     assume_activations(a, m, &s, e);
     assume_parallel(a, w, &s, e);
     assume_overhead(a, e);
-    vf__train_total(e, s.st.host);
+    llm_total(a, e, &s);
     vf__train_fixes(a, m, w, &s.r, e);
     return VF_OK;
 }

@@ -23,6 +23,26 @@
 /* F-TRAIN-04: LoRA rank when none is given (PEFT examples, LLaMA-Factory use 8-16). */
 #define TRAIN_DEFAULT_RANK 16
 
+/* issue 22, F-TRAIN-22: what a training stack turns on by default (train_presets.c). */
+struct vf__train_preset {
+    enum vf_framework fw;
+    const char *name, *version; /* the release these defaults start at */
+    const char *source;         /* where they are read from, for the assumptions */
+    enum vf_grad_ckpt gc;
+    enum vf_precision prec;
+    enum vf_optimizer opt;
+    uint32_t ce_chunks;   /* chunked cross-entropy (torchtune), 0 = none */
+    bool fused_ce;        /* the loss never holds the whole logits (chunked lm_head + CE) */
+    bool kernels;         /* fused RMSNorm / SwiGLU kernels (Unsloth, Liger) */
+    bool compile;         /* torch.compile */
+    bool kbit_prep;       /* QLoRA through PEFT's prepare_model_for_kbit_training */
+    unsigned logit_bytes; /* plain loss: bytes per token x vocab at its backward (F-TRAIN-08) */
+    unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab autograd keeps */
+};
+
+/* The preset of fw at `version` (NULL: the newest; VF_FW_DEFAULT: trl). */
+const struct vf__train_preset *vf__train_preset(enum vf_framework fw, const char *version);
+
 /* One resolved training run: the knobs with their defaults applied. The LLM engine fills
  * every field but width/height; a denoiser (est_train_diffusion.c) fills the common knobs,
  * the batch and the sample size (seq, targets, first, ce_chunks 0; liger true: no
@@ -45,6 +65,14 @@ struct vf__train_run {
     enum vf_offload offload;
     struct vf_quant base;
     uint32_t width, height; /* image/video fine-tuning: the sample size (seq unused) */
+    /* issue 22 (F-TRAIN-22..24): the framework's preset and what it implies */
+    const struct vf__train_preset *preset;
+    bool fused_ce;        /* chunked lm_head + loss: no whole logits (Liger, Unsloth, TRL) */
+    bool compile;         /* torch.compile: fused loss and elementwise ops */
+    bool kbit_prep;       /* QLoRA: 16-bit base tensors cast to fp32, fp32 residual stream */
+    bool in_bwd;          /* the optimizer step in backward (torchtune full fine-tuning) */
+    unsigned logit_bytes; /* plain loss: bytes per token x vocab */
+    unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab it keeps */
 };
 
 /* The model states of a run, before and after sharding. */
@@ -94,8 +122,10 @@ enum vf_err vf__train_stage(const struct vf_train_opts *t, uint32_t n, unsigned 
 
 /* F-TRAIN-04/11: the knobs both engines read from w into r, defaults applied: method,
  * optimizer, precision, checkpointing, accounting, accumulation (1), GPUs (1), LoRA rank
- * (TRAIN_DEFAULT_RANK), the activation bytes u, FlashAttention, offload. Clears r first. */
-void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r);
+ * (TRAIN_DEFAULT_RANK), the activation bytes u, FlashAttention, offload. Clears r first.
+ * F-TRAIN-22: knobs not given take the --framework preset's defaults (`preset`: the default
+ * stack's too when none is named; a denoiser passes false). */
+void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool preset);
 
 /* F-TRAIN-01/03/04/11/12: in set to the bytes per trained parameter of weights, gradients and
  * master copy of r (`whole`: the model's own tensors are trained; else adapters) and the

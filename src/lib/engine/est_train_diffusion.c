@@ -62,7 +62,7 @@ void vf__train_diffusion_run(const struct vf_model *m, const struct vf_workload 
                              struct vf__train_run *r)
 {
     const struct vf_train_opts *t = &w->train;
-    vf__train_knobs(w, r);
+    vf__train_knobs(w, r, false);
     r->batch = w->diffusion.batch ? w->diffusion.batch : t->batch ? t->batch : 1;
     r->liger = true; /* no cross-entropy to fuse */
     vf__train_diffusion_size(m, w, &r->width, &r->height);

@@ -146,6 +146,13 @@ static const struct vf_option table[] = {
     {O_TRAIN_KNOB, "--optimizer-in-bwd", NAMES("--optimizer-in-backward"), VF_KIND_TEXT, "on|off",
      "on", 0, 0, ALL_CMDS, T_TRAIN | T_IMAGE, false, "training",
      "the step runs in backward, each gradient freed (torchtune)"},
+    /* issue 22: a training stack's defaults, and torch.compile */
+    {O_TRAIN_KNOB, "--framework", NULL, VF_KIND_TEXT, "NAME[@VER]", NULL, 0, 0, ALL_CMDS,
+     T_TRAIN | T_IMAGE, false, "training",
+     "hf trl unsloth torchtune axolotl llama-factory torchtitan deepspeed: its defaults "
+     "(default trl)"},
+    {O_TRAIN_KNOB, "--compile", NAMES("--torch-compile"), VF_KIND_TEXT, "on|off", "on", 0, 0,
+     ALL_CMDS, T_TRAIN | T_IMAGE, false, "training", "torch.compile: fused loss and activations"},
     {O_CACHE_LATENTS, "--cache-latents", NULL, VF_KIND_FLAG, NULL, NULL, 0, 0, ALL_CMDS,
      T_TRAIN | T_IMAGE, false, "training", "a denoiser's fine-tuning: the VAE leaves the GPU"},
     {O_CACHE_TEXT, "--cache-text-embeddings", NAMES("--cache-text"), VF_KIND_FLAG, NULL, NULL, 0, 0,
@@ -466,6 +473,7 @@ static enum vf_err set_count(struct vf_workload *w, const struct vf_option *o, c
         break;
     case O_CHUNKED_CE:
         w->train.ce_chunks = v;
+        w->train.given |= VF_TK_CE;
         break;
     case O_LORA_RANK:
         w->train.lora_rank = v;

@@ -43,9 +43,10 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         f->cost = "same effective batch, more steps";
         return true;
     case 1:
-        if (r->gc == VF_GC_FULL)
+        if (r->gc == VF_GC_FULL || r->gc == VF_GC_OFFLOAD)
             return false;
         x->train.grad_checkpointing = VF_GC_FULL;
+        x->train.given |= VF_TK_GRAD_CKPT;
         f->flags = "--grad-checkpointing full";
         f->cost = "20-30 % slower steps";
         return true;
@@ -53,6 +54,7 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         if (r->liger)
             return false;
         x->train.liger = true;
+        x->train.given |= VF_TK_LIGER;
         f->flags = "--liger";
         f->cost = "fused cross-entropy kernels (pip install liger-kernel), no quality cost";
         return true;
@@ -60,6 +62,7 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         if (r->prec != VF_PREC_FP32)
             return false;
         x->train.precision = VF_PREC_BF16;
+        x->train.given |= VF_TK_PRECISION;
         f->flags = "--precision bf16";
         f->cost = "mixed precision, Ampere or newer";
         return true;
@@ -67,6 +70,7 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         if (r->opt != VF_OPT_ADAMW)
             return false;
         x->train.optimizer = VF_OPT_ADAMW8BIT;
+        x->train.given |= VF_TK_OPTIMIZER;
         f->flags = "--optimizer adamw8bit";
         f->cost = "8-bit optimizer states, quality as AdamW in practice";
         return true;

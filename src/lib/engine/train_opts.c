@@ -60,7 +60,8 @@ static const struct spelling ckpts[] = {
     {"none", VF_GC_NONE},           {"full", VF_GC_FULL},
     {"selective", VF_GC_SELECTIVE}, {"off", VF_GC_NONE},
     {"false", VF_GC_NONE},          {"on", VF_GC_FULL},
-    {"true", VF_GC_FULL},           END,
+    {"true", VF_GC_FULL},           {"offload", VF_GC_OFFLOAD},
+    {"unsloth", VF_GC_OFFLOAD},     END,
 };
 
 static const struct spelling fsdps[] = {
@@ -83,6 +84,22 @@ static const struct spelling accountings[] = {
     {"zero", VF_ACCT_ZERO},
     {"deepspeed", VF_ACCT_DEEPSPEED},
     {"hf", VF_ACCT_DEEPSPEED},
+    END,
+};
+
+/* issue 22: the frameworks --framework names (their primary names first). */
+static const struct spelling frameworks[] = {
+    {"default", VF_FW_DEFAULT},
+    {"hf", VF_FW_HF},
+    {"trl", VF_FW_TRL},
+    {"unsloth", VF_FW_UNSLOTH},
+    {"torchtune", VF_FW_TORCHTUNE},
+    {"axolotl", VF_FW_AXOLOTL},
+    {"llama-factory", VF_FW_LLAMA_FACTORY},
+    {"torchtitan", VF_FW_TORCHTITAN},
+    {"deepspeed", VF_FW_DEEPSPEED},
+    {"transformers", VF_FW_HF},
+    {"llamafactory", VF_FW_LLAMA_FACTORY},
     END,
 };
 
@@ -147,6 +164,11 @@ const char *vf_grad_ckpt_name(enum vf_grad_ckpt g)
     return name_of(ckpts, (int)g);
 }
 
+const char *vf_framework_name(enum vf_framework f)
+{
+    return f == VF_FW_DEFAULT ? "trl" : name_of(frameworks, (int)f);
+}
+
 const char *vf_fsdp_name(enum vf_fsdp f)
 {
     return f == VF_FSDP_NONE ? "none" : name_of(fsdps, (int)f);
@@ -201,25 +223,94 @@ static enum vf_err lookup(const struct spelling *t, const char *key, const char 
                     value ? value : "", list);
 }
 
+/* issue 22: "--framework NAME[@VERSION]": the name looked up, the version kept as given. */
+static enum vf_err set_framework(struct vf_train_opts *t, const char *value, struct vf_error *err)
+{
+    char name[32];
+    const char *at = value ? strchr(value, '@') : NULL;
+    size_t n = at ? (size_t)(at - value) : value ? strlen(value) : 0;
+    if (n >= sizeof name)
+        n = sizeof name - 1;
+    if (value)
+        memcpy(name, value, n);
+    name[n] = '\0';
+    int v;
+    enum vf_err rc = lookup(frameworks, "framework", name, &v, err);
+    if (rc)
+        return rc;
+    if (at && !at[1])
+        return vf__errf(err, VF_EINVAL, "framework: '%s' names no version after '@'", value);
+    t->framework = (enum vf_framework)v;
+    t->framework_version = at ? at + 1 : NULL;
+    return VF_OK;
+}
+
+/* The knobs vf_train_set looks up in a table, with the VF_TK_* bit each sets. */
+static const struct {
+    const char *key;
+    const struct spelling *table;
+    uint32_t bit;
+} knobs[] = {
+    {"method", methods, 0},
+    {"optimizer", optimizers, VF_TK_OPTIMIZER},
+    {"precision", precisions, VF_TK_PRECISION},
+    {"grad-checkpointing", ckpts, VF_TK_GRAD_CKPT},
+    {"flash-attn", switches, 0},
+    {"fsdp", fsdps, 0},
+    {"offload", offloads, 0},
+    {"accounting", accountings, 0},
+    {"liger", switches, VF_TK_LIGER},
+    {"zero", stages, 0},
+    {"optimizer-in-bwd", switches, 0},
+    {"compile", switches, VF_TK_COMPILE},
+};
+
+/* Knob i of `knobs` set to v. */
+static void set_knob(struct vf_train_opts *t, size_t i, int v)
+{
+    switch (i) {
+    case 0:
+        t->method = (enum vf_train_method)v;
+        break;
+    case 1:
+        t->optimizer = (enum vf_optimizer)v;
+        break;
+    case 2:
+        t->precision = (enum vf_precision)v;
+        break;
+    case 3:
+        t->grad_checkpointing = (enum vf_grad_ckpt)v;
+        break;
+    case 4:
+        t->no_flash_attn = !v;
+        break;
+    case 5:
+        t->fsdp = (enum vf_fsdp)v;
+        break;
+    case 6:
+        t->offload = (enum vf_offload)v;
+        break;
+    case 7:
+        t->accounting = (enum vf_accounting)v;
+        break;
+    case 8:
+        t->liger = v != 0;
+        break;
+    case 9:
+        t->zero = (enum vf_zero)v;
+        break;
+    case 10:
+        t->optimizer_in_bwd = v != 0;
+        break;
+    default:
+        t->compile = v != 0;
+        break;
+    }
+}
+
 enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *value,
                          struct vf_error *err)
 {
-    static const struct {
-        const char *key;
-        const struct spelling *table;
-    } knobs[] = {
-        {"method", methods},
-        {"optimizer", optimizers},
-        {"precision", precisions},
-        {"grad-checkpointing", ckpts},
-        {"flash-attn", switches},
-        {"fsdp", fsdps},
-        {"offload", offloads},
-        {"accounting", accountings},
-        {"liger", switches},
-        {"zero", stages},
-        {"optimizer-in-bwd", switches},
-    };
     if (!key)
         return vf__errf(err, VF_EINVAL, "training knob: no name given");
     if (same(key, "lora-targets")) {
@@ -230,6 +321,8 @@ enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *v
         t->lora_targets = same(value, "all-linear") ? NULL : value;
         return VF_OK;
     }
+    if (same(key, "framework"))
+        return set_framework(t, value, err);
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
         if (!same(knobs[i].key, key))
             continue;
@@ -237,47 +330,14 @@ enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *v
         enum vf_err rc = lookup(knobs[i].table, knobs[i].key, value, &v, err);
         if (rc)
             return rc;
-        switch (i) {
-        case 0:
-            t->method = (enum vf_train_method)v;
-            break;
-        case 1:
-            t->optimizer = (enum vf_optimizer)v;
-            break;
-        case 2:
-            t->precision = (enum vf_precision)v;
-            break;
-        case 3:
-            t->grad_checkpointing = (enum vf_grad_ckpt)v;
-            break;
-        case 4:
-            t->no_flash_attn = !v;
-            break;
-        case 5:
-            t->fsdp = (enum vf_fsdp)v;
-            break;
-        case 6:
-            t->offload = (enum vf_offload)v;
-            break;
-        case 7:
-            t->accounting = (enum vf_accounting)v;
-            break;
-        case 8:
-            t->liger = v != 0;
-            break;
-        case 9:
-            t->zero = (enum vf_zero)v;
-            break;
-        default:
-            t->optimizer_in_bwd = v != 0;
-            break;
-        }
+        set_knob(t, i, v);
+        t->given |= knobs[i].bit;
         return VF_OK;
     }
     return vf__errf(err, VF_EINVAL,
                     "training knob '%s' is unknown (method, optimizer, precision, "
                     "grad-checkpointing, flash-attn, fsdp, offload, accounting, liger, zero, "
-                    "optimizer-in-bwd, lora-targets)",
+                    "optimizer-in-bwd, compile, framework, lora-targets)",
                     key);
 }
 

@@ -11,14 +11,60 @@
 
 #include <string.h>
 
-void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r)
+/* F-TRAIN-22: knob `bit` of t given by the user (it wins over the preset)? */
+static bool given(const struct vf_train_opts *t, uint32_t bit)
+{
+    return (t->given & bit) != 0;
+}
+
+/* A denoiser's run without --framework: the knobs as given, nothing turned on (the LLM
+ * stacks' presets are not diffusers' training scripts'). */
+static const struct vf__train_preset as_given = {
+    .fw = VF_FW_DEFAULT,
+    .name = "none",
+    .version = "0",
+    .source = "the knobs as given",
+    .gc = VF_GC_NONE,
+    .prec = VF_PREC_BF16,
+    .opt = VF_OPT_ADAMW,
+    .logit_bytes = 12,
+};
+
+void vf__train_knobs(const struct vf_workload *w, struct vf__train_run *r, bool preset)
 {
     const struct vf_train_opts *t = &w->train;
+    const struct vf__train_preset *p = preset || t->framework != VF_FW_DEFAULT
+                                           ? vf__train_preset(t->framework, t->framework_version)
+                                           : &as_given;
     memset(r, 0, sizeof *r);
+    r->preset = p;
     r->method = t->method;
-    r->opt = t->optimizer;
-    r->prec = t->precision;
-    r->gc = t->grad_checkpointing;
+    /* F-TRAIN-22: what the user gave, else the preset's default. A field set without its
+     * bit (a library caller filling the struct) counts as given when it is not the zero
+     * value. */
+    r->opt = given(t, VF_TK_OPTIMIZER) || t->optimizer ? t->optimizer : p->opt;
+    r->prec = given(t, VF_TK_PRECISION) || t->precision ? t->precision : p->prec;
+    r->gc = given(t, VF_TK_GRAD_CKPT) || t->grad_checkpointing ? t->grad_checkpointing : p->gc;
+    /* F-TRAIN-23: PEFT's prepare_model_for_kbit_training (use_gradient_checkpointing=True by
+     * default) turns checkpointing on for a QLoRA run of the stacks that call it */
+    r->kbit_prep = p->kbit_prep && t->method == VF_TRAIN_QLORA;
+    if (r->kbit_prep && !given(t, VF_TK_GRAD_CKPT) && r->gc == VF_GC_NONE)
+        r->gc = VF_GC_FULL;
+    bool kernels = given(t, VF_TK_LIGER) || t->liger ? t->liger : p->kernels;
+    r->liger = kernels;
+    /* Liger named: its fused linear cross-entropy; else the preset's loss */
+    r->fused_ce = (kernels && (given(t, VF_TK_LIGER) || t->liger)) ||
+                  (!given(t, VF_TK_CE) && !t->ce_chunks && p->fused_ce);
+    r->ce_chunks = given(t, VF_TK_CE) || t->ce_chunks ? t->ce_chunks : p->ce_chunks;
+    r->compile = given(t, VF_TK_COMPILE) || t->compile ? t->compile : p->compile;
+    r->in_bwd =
+        t->optimizer_in_bwd || (p->fw == VF_FW_TORCHTUNE && t->method == VF_TRAIN_FULL &&
+                                !given(t, VF_TK_OPTIMIZER) && t->offload == VF_OFFLOAD_NONE);
+    if (p->fw == VF_FW_TORCHTUNE && t->method == VF_TRAIN_FULL && !given(t, VF_TK_OPTIMIZER) &&
+        !t->optimizer)
+        r->opt = VF_OPT_PAGED_ADAMW8BIT; /* 8B_full_single_device.yaml PagedAdamW8bit */
+    r->logit_bytes = p->logit_bytes;
+    r->fused_saved = r->fused_ce && !given(t, VF_TK_LIGER) && !t->liger ? p->fused_saved : 0;
     r->acct = t->accounting;
     r->accum = t->grad_accum ? t->grad_accum : 1;
     r->rank = t->lora_rank ? t->lora_rank : TRAIN_DEFAULT_RANK;
@@ -69,6 +115,18 @@ void vf__train_header(struct vf_estimate *e, const struct vf_model *m, const str
     e->ctx_tokens = ctx;
     e->users = users;
     e->train = w->train;
+    /* F-TRAIN-22: the knobs as resolved, the preset's defaults included */
+    if (r->preset) {
+        e->train.framework = r->preset->fw;
+        e->train.framework_version = r->preset->version;
+    }
+    e->train.optimizer = r->opt;
+    e->train.precision = r->prec;
+    e->train.grad_checkpointing = r->gc;
+    e->train.liger = r->liger && !r->compile;
+    e->train.ce_chunks = r->ce_chunks;
+    e->train.compile = r->compile;
+    e->train.optimizer_in_bwd = r->in_bwd;
     e->train.batch = (uint32_t)r->batch;
     e->train.lora_rank = whole ? 0 : (uint32_t)r->rank;
     e->train.zero = (enum vf_zero)(VF_ZERO_0 + r->zero);

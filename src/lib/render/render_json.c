@@ -168,6 +168,10 @@ static void train_jw(struct vf__jw *j, const struct vf_estimate *e)
     const struct vf_train_opts *tr = &e->train;
     uint32_t accum = tr->grad_accum ? tr->grad_accum : 1;
     vf__jw_open(j, "train", '{');
+    /* issue 22: the framework whose defaults were taken (DESIGN section 8 --framework) */
+    vf__jw_text(j, "framework", vf_framework_name(tr->framework));
+    vf__jw_str(j, "framework_version", tr->framework_version);
+    vf__jw_str(j, "peak_phase", e->peak_phase);
     vf__jw_text(j, "method", vf_train_method_name(tr->method));
     vf__jw_text(j, "optimizer", vf_optimizer_name(tr->optimizer));
     vf__jw_text(j, "precision", vf_precision_name(tr->precision));
@@ -184,6 +188,7 @@ static void train_jw(struct vf__jw *j, const struct vf_estimate *e)
     vf__jw_bool(j, "flash_attn", !tr->no_flash_attn);
     vf__jw_bool(j, "liger", tr->liger);
     vf__jw_int(j, "ce_chunks", tr->liger ? 0 : tr->ce_chunks);
+    vf__jw_bool(j, "compile", tr->compile);
     if (tr->zero == VF_ZERO_AUTO)
         vf__jw_null(j, "zero_stage");
     else
