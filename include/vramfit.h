@@ -962,6 +962,10 @@ struct vf_oom_event {
     int device;          /* GPU index, -1 when not said */
     uint64_t requested_bytes, total_bytes, free_bytes, allocated_bytes, reserved_bytes,
         reserved_unallocated_bytes, non_pytorch_bytes;
+    /* PyTorch: a per-process cap ("X allowed"), what CUDA-graph private pools hold, and the
+     * device memory used outside this PyTorch (total - free - reserved: other processes and
+     * CUDA contexts). VF_UNKNOWN when the message does not say. */
+    uint64_t allowed_bytes, private_pool_bytes, outside_pytorch_bytes;
     struct vf_oom_proc procs[VF_OOM_MAX_PROCS];
     size_t n_procs;
     uint64_t line;    /* 1-based line of the log */
