@@ -71,6 +71,16 @@ bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t 
  * one LF; returns the bytes written. */
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out);
 
+/* --- symptoms that are not errors (symptoms.c) --- */
+
+/* Read one line of `ollama ps`, of nvidia-smi's table, of vLLM's KV cache summary into y
+ * (its numbers); false when the line is not that after all. */
+bool vf__symptom_ollama(struct vf_oom_symptom *y, const char *line, size_t len);
+bool vf__symptom_smi(struct vf_oom_symptom *y, const char *line, size_t len);
+bool vf__symptom_vllm(struct vf_oom_symptom *y, const char *line, size_t len);
+/* Writes each symptom's sentences (says) into the arena. */
+void vf__symptoms_explain(struct vf_arena *a, const struct vf_oom_context *ctx);
+
 /* --- the diagnosis (diagnose.c), completed by advise.c --- */
 
 /* Fills *d (zeroed first) from one event and the log's context (may be NULL): the cause,

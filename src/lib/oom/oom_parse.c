@@ -53,6 +53,7 @@ enum ctx_kind {
     K_FOLLOW,
     K_BNB_CPU,
     K_TF_STAT,
+    K_SYMPTOM,
     K_ANCHOR
 };
 struct ctx_key {
@@ -102,6 +103,16 @@ static const struct ctx_key ctx_keys[] = {
     {"Free (according to CUDA)", K_FOLLOW, "free"},
     {"total allocation:", K_FOLLOW, "allocated"},
     {"compiled without GPU support", K_BNB_CPU, NULL},
+    /* symptoms that are not errors (symptoms.c) */
+    {"% CPU/GPU", K_SYMPTOM, "ollama_cpu_split"},
+    {"MiB / ", K_SYMPTOM, "nvidia_smi"},
+    {"No running processes found", K_SYMPTOM, "smi_noproc"},
+    {"Processes:", K_SYMPTOM, "smi_procs"},
+    {"MiB |", K_SYMPTOM, "smi_row"},
+    {"KV cache size:", K_SYMPTOM, "vllm_startup"},
+    {"Maximum concurrency for", K_SYMPTOM, "vllm_startup"},
+    {"retrying without pipeline parallelism", K_SYMPTOM, "recovered"},
+    {"this is not a failure", K_SYMPTOM, "not_a_failure"},
     /* TensorFlow's allocator "Stats:" block, lines of their own after a long dump */
     {"Limit:", K_TF_STAT, "total"},
     {"InUse:", K_TF_STAT, "allocated"},
@@ -193,6 +204,11 @@ struct vf_oom_scan {
     const char *hint; /* strongest tool hint seen */
     uint64_t cur_step;
     struct vf_arena *arena;
+    /* symptoms (symptoms.c) */
+    struct vf_oom_symptom sym[VF_OOM_MAX_SYMPTOMS];
+    char sym_text[VF_OOM_MAX_SYMPTOMS][TEXT_MAX], sym_name[VF_OOM_MAX_SYMPTOMS][64];
+    size_t n_sym;
+    bool smi_procs; /* nvidia-smi's process table header seen */
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -727,6 +743,89 @@ static void key_tf_stat(struct vf_oom_scan *s, const char *field, const char *li
         *dst = vf__oom_u64_at(p, end, NULL);
 }
 
+/* A new symptom of this kind read from the line (not counted until the caller keeps it),
+ * or NULL when the table is full. */
+static struct vf_oom_symptom *symptom_new(struct vf_oom_scan *s, const char *kind, const char *line,
+                                          size_t len)
+{
+    if (s->n_sym >= VF_OOM_MAX_SYMPTOMS)
+        return NULL;
+    struct vf_oom_symptom *y = &s->sym[s->n_sym];
+    memset(y, 0, sizeof *y);
+    y->kind = kind;
+    y->line = s->lineno;
+    y->used_bytes = y->total_bytes = y->kv_tokens = y->per_request_tokens = VF_UNKNOWN;
+    y->cpu_percent = y->gpu_percent = y->gpu = y->processes = -1;
+    copy_text(s->sym_text[s->n_sym], TEXT_MAX, line, len);
+    y->text = s->sym_text[s->n_sym];
+    return y;
+}
+
+/* The last symptom of a kind, or NULL. */
+static struct vf_oom_symptom *symptom_last(struct vf_oom_scan *s, const char *kind)
+{
+    for (size_t i = s->n_sym; i-- > 0;)
+        if (!strcmp(s->sym[i].kind, kind))
+            return &s->sym[i];
+    return NULL;
+}
+
+/* nvidia-smi's process table: every GPU's row count (n < 0: one more row). */
+static void smi_processes(struct vf_oom_scan *s, int n)
+{
+    for (size_t i = 0; i < s->n_sym; i++)
+        if (!strcmp(s->sym[i].kind, "nvidia_smi"))
+            s->sym[i].processes = n < 0 ? s->sym[i].processes + 1 : n;
+}
+
+/* A run that recovered: llama.cpp's buffer failures just before are no events. */
+static void recovered(struct vf_oom_scan *s)
+{
+    while (s->n_total) {
+        const struct vf_oom_event *ev = last_event(s);
+        if (strcmp(ev->source, "ggml-cuda") || s->lineno - ev->line > 32)
+            break;
+        s->n_total--;
+    }
+    s->join_last = 0; /* the join read those lines: it ends */
+    s->join_event = false;
+}
+
+/* A symptom key (symptoms.c reads the line). */
+static void key_symptom(struct vf_oom_scan *s, const char *kind, const char *line, size_t len)
+{
+    struct vf_oom_symptom *y = NULL;
+    if (!strcmp(kind, "smi_noproc") || !strcmp(kind, "smi_procs")) {
+        smi_processes(s, 0);
+        s->smi_procs = kind[4] == 'p';
+    } else if (!strcmp(kind, "smi_row")) {
+        if (s->smi_procs && !vf__oom_find(line, len, "MiB / "))
+            smi_processes(s, -1);
+    } else if (!strcmp(kind, "ollama_cpu_split")) {
+        if ((y = symptom_new(s, kind, line, len)) && vf__symptom_ollama(y, line, len)) {
+            copy_token(s->sym_name[s->n_sym], sizeof s->sym_name[0], line, line + len, " \t");
+            y->name = s->sym_name[s->n_sym++];
+        }
+    } else if (!strcmp(kind, "nvidia_smi")) {
+        if ((y = symptom_new(s, kind, line, len)) && vf__symptom_smi(y, line, len)) {
+            if (y->gpu < 0)
+                y->gpu = symptom_last(s, kind) ? symptom_last(s, kind)->gpu + 1 : 0;
+            s->smi_procs = false;
+            s->n_sym++;
+        }
+    } else if (!strcmp(kind, "vllm_startup")) {
+        y = symptom_last(s, kind);
+        if (y && s->lineno - y->line <= 64)
+            vf__symptom_vllm(y, line, len);
+        else if ((y = symptom_new(s, kind, line, len)) && vf__symptom_vllm(y, line, len))
+            s->n_sym++;
+    } else if (!symptom_last(s, kind) && (y = symptom_new(s, kind, line, len))) {
+        if (!strcmp(kind, "recovered"))
+            recovered(s);
+        s->n_sym++; /* recovered, not_a_failure: the first says it */
+    }
+}
+
 /* The context keys the prefilter found in the line (mask), each read by its kind. */
 static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
                          const uint64_t mask[MASK_WORDS])
@@ -788,6 +887,9 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
             break;
         case K_TF_STAT:
             key_tf_stat(s, k->arg, line, p, end);
+            break;
+        case K_SYMPTOM:
+            key_symptom(s, k->arg, line, len);
             break;
         case K_ANCHOR:
             break;
@@ -1639,6 +1741,8 @@ enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event 
         for (size_t i = 0; i < n; i++)
             out[i] = s->ev[(first + i) % VF_OOM_MAX_EVENTS];
     }
+    s->ctx.symptoms = s->sym;
+    s->ctx.n_symptoms = s->n_sym;
     s->ctx.model = *s->model ? s->model : NULL;
     s->ctx.node_type = *s->node ? s->node : NULL;
     s->ctx.tool_version = *s->version ? s->version : NULL;
