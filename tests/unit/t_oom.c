@@ -442,16 +442,22 @@ static size_t relines(const char *in, size_t n, const char *with, char *out)
 }
 
 /* Colour codes: at each line start, after every number (before its unit), and every 13th
- * byte (inside words and keys). */
+ * byte (inside words and keys), never inside a code the text has already. */
 static size_t colour(const char *in, size_t n, char *out)
 {
+    bool in_code = false;
     static const char *const codes[] = {"\x1b[0m", "\x1b[1;31m", "\x1b[38;5;208m", "\x1b[K",
                                         "\x1b]8;;http://x\x07"};
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         bool num_end = i > 0 && in[i - 1] >= '0' && in[i - 1] <= '9' &&
                        !(in[i] >= '0' && in[i] <= '9') && in[i] != '.';
-        if (i == 0 || in[i - 1] == '\n' || num_end || i % 13 == 0) {
+        if (in[i] == '\x1b')
+            in_code = true;
+        else if (in_code && in[i - 1] != '\x1b' && in[i - 1] != '[' && in[i - 1] >= 0x40 &&
+                 in[i - 1] <= 0x7e && !(in[i - 1] >= '0' && in[i - 1] <= '9'))
+            in_code = false;
+        if (!in_code && (i == 0 || in[i - 1] == '\n' || num_end || i % 13 == 0)) {
             const char *c = codes[i % 5];
             memcpy(out + o, c, strlen(c));
             o += strlen(c);

@@ -1,7 +1,7 @@
 /*
  * oom_input.c - what a paste does to a log before the scanner reads it (issue 18): a
- * carriage return is a line break (a progress bar's rewrites are lines of their own, and
- * a CRLF pair is one break), and terminal colour codes (ANSI escape sequences) are
+ * carriage return is a line break (a progress bar's rewrites are lines of their own; a
+ * CRLF pair, or CRs in a row before an LF, is one break), and terminal colour codes (ANSI escape sequences) are
  * removed wherever they stand, also between a number and its unit. State is kept across
  * feeds, so a sequence or a CRLF pair split between two feeds reads the same.
  */
@@ -69,8 +69,10 @@ size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char
             st->seq_len = 0;
             continue;
         }
-        if (c == '\n' && after_cr)
-            continue; /* the LF of a CRLF pair: the CR already broke the line */
+        if ((c == '\n' || c == '\r') && after_cr) {
+            st->after_cr = c == '\r';
+            continue; /* the LF of a CRLF pair (or CRs in a row): the CR broke the line */
+        }
         if (c == '\r') {
             st->after_cr = true;
             c = '\n';

@@ -1400,6 +1400,20 @@ static void join_candidate(struct vf_oom_scan *s, const char *line, size_t len)
         join_match(s, r, &m);
 }
 
+/* Where the message that row r matched starts in a window of a long line: the two words
+ * before its trigger ("torch.OutOfMemoryError: CUDA"), within 64 bytes, after any ']'. */
+static size_t message_start(const char *line, size_t len, const struct vf__oom_row *r, size_t off)
+{
+    const char *t = vf__oom_find(line + off, len - off, r->trig[0]);
+    if (!t)
+        return off;
+    const char *p = t;
+    int spaces = 0;
+    while (p > line + off && t - p < 64 && p[-1] != ']' && !(p[-1] == ' ' && ++spaces == 3))
+        p--;
+    return (size_t)(p - line);
+}
+
 /* ---------------------------------------------------------------- lines */
 
 /* A line (whole: joins may start or continue here) or a window of a long one. */
@@ -1414,6 +1428,8 @@ static void do_piece(struct vf_oom_scan *s, const char *line, size_t len, bool w
     const struct vf__oom_row *r = hit ? match_line(s, line, len, mask, &m, &off) : NULL;
     if (r) {
         uint64_t n = s->n_total;
+        if (!whole) /* a window of a long line: the message starts near its trigger */
+            off = message_start(line, len, r, off);
         apply_match(s, r, &m, line + off, len - off, s->lineno);
         if (whole) {
             join_back(s, r, line, len);

@@ -125,6 +125,17 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             vf__sb_printf(&b, "  allocated         %12s   by %s before the request\n",
                           iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
     }
+    if (ev->private_pool_bytes != VF_UNKNOWN)
+        vf__sb_printf(&b, "  private pools     %12s   of that, CUDA graphs' own pools\n",
+                      iec(s1, sizeof s1, ev->private_pool_bytes));
+    if (ev->allowed_bytes != VF_UNKNOWN)
+        vf__sb_printf(&b, "  allowed           %12s   a per-process cap (memory fraction)\n",
+                      iec(s1, sizeof s1, ev->allowed_bytes));
+    if (ev->outside_pytorch_bytes != VF_UNKNOWN && ev->outside_pytorch_bytes)
+        vf__sb_printf(&b,
+                      "  outside PyTorch   %12s   total - free - held: other processes, "
+                      "CUDA contexts\n",
+                      iec(s1, sizeof s1, ev->outside_pytorch_bytes));
     /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
     bool killed = ev->source && !strcmp(ev->source, "linux");
     const char *label = killed ? "killed process " : "other processes";
