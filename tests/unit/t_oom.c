@@ -704,6 +704,46 @@ static void test_guide_error(void **state)
     vf_arena_close(a);
 }
 
+/* The benign corpus (tests/fixtures/benign: training and start-up logs, source code, docs,
+ * warnings; at least 30): no event in any, as pasted or wrapped, CR-joined, coloured. */
+static void test_benign(void **state)
+{
+    (void)state;
+    static char w[1 << 18], t[1 << 19];
+    DIR *dir = opendir("tests/fixtures/benign");
+    assert_non_null(dir);
+    struct dirent *de;
+    int files = 0, bad = 0;
+    struct vf_arena *a = vf_arena_open(0);
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "tests/fixtures/benign/%s", de->d_name);
+        size_t len;
+        char *body = read_body(path, &len, false);
+        const char *shape[] = {"as is", "wrapped at 60", "CR-joined", "coloured"};
+        size_t lens[4];
+        const char *texts[4] = {body, w, t, t + (sizeof t / 2)};
+        lens[0] = len;
+        lens[1] = wrap(body, len, 60, w);
+        lens[2] = relines(body, len, "\r", t);
+        lens[3] = colour(body, len, t + (sizeof t / 2));
+        for (int k = 0; k < 4; k++) {
+            struct scan_out o = scan(a, texts[k], lens[k], 0);
+            if (o.n_total) {
+                print_message("%s %s: %s found (%s)\n", path, shape[k], o.ev->pattern, o.ev->text);
+                bad++;
+            }
+        }
+        files++;
+    }
+    closedir(dir);
+    vf_arena_close(a);
+    assert_true(files >= 30);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -713,7 +753,7 @@ int main(void)
         cmocka_unit_test(test_overflow),        cmocka_unit_test(test_context),
         cmocka_unit_test(test_paste_shapes),    cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_counting),        cmocka_unit_test(test_not_events),
-        cmocka_unit_test(test_guide_error),
+        cmocka_unit_test(test_guide_error),     cmocka_unit_test(test_benign),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

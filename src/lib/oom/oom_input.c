@@ -1,9 +1,9 @@
 /*
  * oom_input.c - what a paste does to a log before the scanner reads it (issue 18): a
  * carriage return is a line break (a progress bar's rewrites are lines of their own; a
- * CRLF pair, or CRs in a row before an LF, is one break), and terminal colour codes (ANSI escape sequences) are
- * removed wherever they stand, also between a number and its unit. State is kept across
- * feeds, so a sequence or a CRLF pair split between two feeds reads the same.
+ * CRLF pair, or CRs in a row before an LF, is one break), and terminal colour codes (ANSI escape
+ * sequences) are removed wherever they stand, also between a number and its unit. State is kept
+ * across feeds, so a sequence or a CRLF pair split between two feeds reads the same.
  */
 #include "oom.h"
 

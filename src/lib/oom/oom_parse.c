@@ -1067,10 +1067,11 @@ static const struct vf__oom_row *find_row(const struct vf_oom_scan *s, const cha
 }
 
 /* Whether the text at t is quoted in code, not printed by a failure: a comment, a
- * raise/return/case/if statement, or a string literal opening right before it in a line of
- * code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted source). Read on t's own
- * line (from phys; a joined text holds several), not before `from`. */
-static bool in_code(const char *from, const char *phys, const char *t)
+ * raise/return/case/if statement, a Markdown code span, or a string literal opening right
+ * before it in a line of code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted
+ * source, a list of messages). Read on t's own line (from phys; a joined text holds
+ * several), not before `from`; `end` ends the text. */
+static bool in_code(const char *from, const char *phys, const char *t, const char *end)
 {
     const char *line = phys > from ? phys : from;
     size_t n = (size_t)(t - line);
@@ -1093,12 +1094,29 @@ static bool in_code(const char *from, const char *phys, const char *t)
     for (const char *h = line; (h = memchr(h, '#', (size_t)(t - h))) != NULL; h++)
         if (h > line && h[-1] == ' ' && h + 1 < t && h[1] == ' ')
             return true; /* a comment after code */
-    if (n && (t[-1] == '"' || t[-1] == '\'')) {
-        for (size_t k = 0; k + 1 < n; k++)
-            if (line[k] == '(' || line[k] == '=' || line[k] == '[' || line[k] == '{')
-                return true; /* a literal passed or assigned: f("...", x = "...") */
-    }
-    return false;
+    size_t ticks = 0, after = 0;
+    const char *close = NULL;
+    for (size_t k = 0; k < n; k++)
+        ticks += line[k] == '`';
+    for (const char *q = t; q < end && *q != '\n'; q++)
+        if (*q == '`' && !after++)
+            close = q;
+    /* the first tick after it closes a span (no letter follows it) */
+    bool closes =
+        close && (close + 1 == end || !((close[1] | 32) >= 'a' && (close[1] | 32) <= 'z'));
+    if (ticks % 2 || (after % 2 && closes))
+        return true; /* in a code span of Markdown (one a wrap opened on the line before) */
+    if (!n || (t[-1] != '"' && t[-1] != '\''))
+        return false;
+    for (size_t k = 0; k + 1 < n; k++)
+        if (line[k] == '(' || line[k] == '[' || line[k] == '{' ||
+            (line[k] == '=' && (line[k + 1] == ' ' || (k && line[k - 1] == ' '))))
+            return true; /* a literal passed or assigned: f("...", x = "...") (not key="...") */
+    /* a literal that closes on the line, then a separator: a list of them, an argument */
+    const char *q = memchr(t, t[-1], (size_t)(end - t));
+    while (q && q + 1 < end && q[1] == ' ')
+        q++;
+    return q && q + 1 < end && strchr(",)]};", q[1]) && q[1];
 }
 
 /* The first row the line matches outside code, its reading in *m; NULL if none. A match
@@ -1117,7 +1135,7 @@ static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const c
         for (unsigned i = 0; t && line == s->join && i < s->n_at; i++)
             if (line + s->join_at[i] <= t)
                 phys = line + s->join_at[i];
-        if (!t || !in_code(line + *off, phys, t))
+        if (!t || !in_code(line + *off, phys, t, line + len))
             return r;
         *off = (size_t)(t - line) + 1;
         if (!filter(s, line + *off, len - *off, mask))
