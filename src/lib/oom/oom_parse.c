@@ -32,6 +32,7 @@
 #define JOIN_WIDTH    40
 #define TF_DUMP_LINES 65536 /* TensorFlow's allocator dump after its failure, in lines */
 #define TAIL_MAX      2048
+#define HALF_MIN      12 /* a trigger half shorter than this is too common to look for */
 #define NORM_CHUNK    ((size_t)64 << 10) /* bytes normalised at a time (oom_input.c) */
 
 /* Context keys (besides the row triggers) the prefilter looks for. */
@@ -128,6 +129,7 @@ static const struct ctx_key ctx_keys[] = {
     {"ran out of", K_ANCHOR, NULL},
     {"Memory cgroup", K_ANCHOR, NULL},
     {"oom-kill", K_ANCHOR, NULL},
+    {"oom_reaper", K_ANCHOR, NULL},
     {"Killed process", K_ANCHOR, NULL},
     {"OOM when", K_ANCHOR, NULL},
     {"Resource exhausted", K_ANCHOR, NULL},
@@ -496,8 +498,23 @@ static void set_bit(uint64_t mask[MASK_WORDS], int k)
     mask[k >> 6] |= (uint64_t)1 << (k & 63);
 }
 
+/* The half without its leading short words ("No available memory" -> "available memory",
+ * "for the cache blocks" -> "cache blocks"): a key that starts with a word is rarer in
+ * ordinary lines, and cheaper for the prefilter, than one that starts "the ". */
+static const char *strip_short(const char *h)
+{
+    for (;;) {
+        size_t n = strcspn(h, " ");
+        if (n > 3 || !h[n])
+            return h;
+        h += n + 1;
+    }
+}
+
 /* The anchors: the K_ANCHOR keys, and the two halves of each row trigger of several words
- * (split at the space nearest its middle; a half under 8 bytes is too common a word). */
+ * (split at the space nearest its middle: wherever one wrap breaks it, one half stays
+ * whole), each without its leading short words; one under HALF_MIN bytes is too common to
+ * look for. */
 static bool add_anchors(struct vf_oom_scan *s)
 {
     for (size_t i = 0; i < N_CTX_KEYS; i++)
@@ -516,9 +533,10 @@ static bool add_anchors(struct vf_oom_scan *s)
         s->halves[i][0][best] = 0;
         memcpy(s->halves[i][1], t + best + 1, n - best);
         for (int h = 0; h < 2; h++) {
-            if (strlen(s->halves[i][h]) < 8)
+            const char *w = strip_short(s->halves[i][h]);
+            if (strlen(w) < HALF_MIN)
                 continue;
-            int k = add_pat(s, s->halves[i][h]);
+            int k = add_pat(s, w);
             if (k < 0)
                 return false;
             set_bit(s->anchors, k);
