@@ -64,13 +64,70 @@ static void symptoms_text(struct vf__sb *b, const struct vf_oom_context *ctx)
     }
 }
 
+/* The figures of the event, one a line (what the message says, what follows from it). */
+static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
+{
+    char s1[48], s2[48], s3[48];
+    if (ev->requested_bytes != VF_UNKNOWN)
+        vf__sb_printf(b,
+                      "  failed request    %12s   one allocation; not what the whole job needs\n",
+                      iec(s1, sizeof s1, ev->requested_bytes));
+    if (ev->total_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
+    if (ev->free_bytes != VF_UNKNOWN) {
+        vf__sb_printf(b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
+        if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
+            vf__sb_printf(b, "   short by %s",
+                          iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
+        vf__sb_printf(b, "\n");
+    }
+    if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
+        vf__sb_printf(b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
+                      iec(s1, sizeof s1, ev->allocated_bytes));
+    } else if (ev->allocated_bytes != VF_UNKNOWN) {
+        /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
+        bool pt = !ev->source || !strcmp(ev->source, "pytorch");
+        uint64_t ru = ev->reserved_unallocated_bytes;
+        uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
+        if (pt)
+            vf__sb_printf(b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
+                          iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
+                          iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+        else
+            vf__sb_printf(b, "  allocated         %12s   by %s before the request\n",
+                          iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
+    }
+    if (ev->private_pool_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  private pools     %12s   of that, CUDA graphs' own pools\n",
+                      iec(s1, sizeof s1, ev->private_pool_bytes));
+    if (ev->allowed_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  allowed           %12s   a per-process cap (memory fraction)\n",
+                      iec(s1, sizeof s1, ev->allowed_bytes));
+    if (ev->outside_pytorch_bytes != VF_UNKNOWN && ev->outside_pytorch_bytes)
+        vf__sb_printf(b,
+                      "  outside PyTorch   %12s   total - free - held: other processes, "
+                      "CUDA contexts\n",
+                      iec(s1, sizeof s1, ev->outside_pytorch_bytes));
+    /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
+    bool killed = ev->source && !strcmp(ev->source, "linux");
+    const char *label = killed ? "killed process " : "other processes";
+    if (ev->n_procs) {
+        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
+            vf__sb_printf(b, "  %s PID %-8u %12s%s\n", i ? "               " : label,
+                          ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes),
+                          killed ? " of host RAM" : "");
+    } else if (ev->total_bytes != VF_UNKNOWN) {
+        vf__sb_printf(b, "  other processes   none named in the message\n");
+    }
+}
+
 /* Contract: text for a finished vf_explain(); NULL only when the arena is exhausted. */
 char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                              const struct vf_render_opts *o)
 {
     (void)o;
     struct vf__sb b = {.a = a};
-    char s1[48], s2[48], s3[48];
+    char s1[48], s2[48];
     if (!x->n_events) {
         vf__sb_printf(&b, "no out-of-memory error found");
         if (x->ctx && x->ctx->n_symptoms) {
@@ -96,57 +153,7 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                       (unsigned long long)x->n_total);
     vf__sb_printf(&b, "\n");
 
-    if (ev->requested_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b,
-                      "  failed request    %12s   one allocation; not what the whole job needs\n",
-                      iec(s1, sizeof s1, ev->requested_bytes));
-    if (ev->total_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
-    if (ev->free_bytes != VF_UNKNOWN) {
-        vf__sb_printf(&b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
-        if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
-            vf__sb_printf(&b, "   short by %s",
-                          iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
-        vf__sb_printf(&b, "\n");
-    }
-    if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
-        vf__sb_printf(&b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
-                      iec(s1, sizeof s1, ev->allocated_bytes));
-    } else if (ev->allocated_bytes != VF_UNKNOWN) {
-        /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
-        bool pt = !ev->source || !strcmp(ev->source, "pytorch");
-        uint64_t ru = ev->reserved_unallocated_bytes;
-        uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
-        if (pt)
-            vf__sb_printf(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
-                          iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
-                          iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
-        else
-            vf__sb_printf(&b, "  allocated         %12s   by %s before the request\n",
-                          iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
-    }
-    if (ev->private_pool_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b, "  private pools     %12s   of that, CUDA graphs' own pools\n",
-                      iec(s1, sizeof s1, ev->private_pool_bytes));
-    if (ev->allowed_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b, "  allowed           %12s   a per-process cap (memory fraction)\n",
-                      iec(s1, sizeof s1, ev->allowed_bytes));
-    if (ev->outside_pytorch_bytes != VF_UNKNOWN && ev->outside_pytorch_bytes)
-        vf__sb_printf(&b,
-                      "  outside PyTorch   %12s   total - free - held: other processes, "
-                      "CUDA contexts\n",
-                      iec(s1, sizeof s1, ev->outside_pytorch_bytes));
-    /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
-    bool killed = ev->source && !strcmp(ev->source, "linux");
-    const char *label = killed ? "killed process " : "other processes";
-    if (ev->n_procs) {
-        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
-            vf__sb_printf(&b, "  %s PID %-8u %12s%s\n", i ? "               " : label,
-                          ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes),
-                          killed ? " of host RAM" : "");
-    } else if (ev->total_bytes != VF_UNKNOWN) {
-        vf__sb_printf(&b, "  other processes   none named in the message\n");
-    }
+    event_figures(&b, ev);
     if (ev->text)
         vf__sb_printf(&b, "  message           %s\n", ev->text);
 
