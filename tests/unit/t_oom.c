@@ -561,9 +561,10 @@ static void test_paste_shapes(void **state)
     }
     fclose(f);
     assert_int_equal(n, 41);
-    static const char *const dirs[] = {"tests/fixtures/oom", "tests/fixtures/explain"};
+    static const char *const dirs[] = {"tests/fixtures/oom", "tests/fixtures/explain",
+                                       "tests/fixtures/symptoms"};
     int files = 0;
-    for (size_t d = 0; d < 2; d++) {
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         DIR *dir = opendir(dirs[d]);
         assert_non_null(dir);
         struct dirent *de;
