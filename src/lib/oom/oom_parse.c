@@ -112,7 +112,10 @@ static const struct ctx_key ctx_keys[] = {
     {"MiB |", K_SYMPTOM, "smi_row"},
     {"KV cache size:", K_SYMPTOM, "vllm_startup"},
     {"Maximum concurrency for", K_SYMPTOM, "vllm_startup"},
-    {"retrying without pipeline parallelism", K_SYMPTOM, "recovered"},
+    /* llama.cpp's "retrying without pipeline parallelism": one of these stays whole
+     * wherever a wrap breaks it */
+    {"retrying without", K_SYMPTOM, "recovered"},
+    {"without pipeline parallelism", K_SYMPTOM, "recovered"},
     {"this is not a failure", K_SYMPTOM, "not_a_failure"},
     /* TensorFlow's allocator "Stats:" block, lines of their own after a long dump */
     {"Limit:", K_TF_STAT, "total"},
