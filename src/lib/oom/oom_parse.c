@@ -163,22 +163,22 @@ struct vf_oom_scan {
     uint8_t plen[MAX_PATS];
     uint32_t pre[MAX_PATS]; /* the first 4 bytes of each pattern, a cheap first check */
     size_t n_pats;
-    struct wm all, lng;
-    int row_pat[64]; /* prefilter pattern of each row's trig[0] */
+    struct wm *all, *lng; /* not zeroed at open: build_wm fills what is read */
+    int row_pat[64];      /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
     /* anchors: words that may open a wrapped message (K_ANCHOR keys, and each half of a
      * row's trigger, so that one half stays whole wherever a wrap breaks it) */
     uint64_t anchors[MASK_WORDS];
     char halves[64][2][128];
     /* line assembly */
-    char pend[VF_OOM_MAX_LINE];
+    char *pend; /* VF_OOM_MAX_LINE bytes (this and the buffers below: not zeroed at open) */
     size_t pend_len;
     bool pend_open;    /* a partial line is pending */
     bool pend_counted; /* its windows were read already (it outgrew pend): lineno counts it */
     size_t pend_from;  /* keys before this offset of pend were read in a window */
     uint64_t lineno;
     struct vf__oom_norm norm;
-    char nbuf[NORM_CHUNK];
+    char *nbuf; /* NORM_CHUNK bytes */
     /* a message read over several lines (wrapped): the text so far, its lines */
     char join[JOIN_MAX];
     size_t join_len;
@@ -192,7 +192,7 @@ struct vf_oom_scan {
     const char *blk;                /* the block of whole lines being scanned (or NULL) */
     /* the bytes before the pending line (the end of the last block), so that a last line
      * without its newline still sees the lines before it (back_lines) */
-    char tail[TAIL_MAX], scratch[2 * TAIL_MAX];
+    char tail[TAIL_MAX], *scratch; /* scratch: 2 * TAIL_MAX bytes */
     size_t tail_len;
     /* events */
     struct vf_oom_event ev[VF_OOM_MAX_EVENTS];
@@ -363,8 +363,9 @@ static void copy_token(char *dst, size_t cap, const char *p, const char *end, co
 
 static int add_pat(struct vf_oom_scan *s, const char *p)
 {
+    size_t n = strlen(p);
     for (size_t i = 0; i < s->n_pats; i++)
-        if (!strcmp(s->pats[i], p))
+        if (s->plen[i] == n && !memcmp(s->pats[i], p, n))
             return (int)i;
     if (s->n_pats >= MAX_PATS || strlen(p) < 4 || strlen(p) > 255)
         return -1;
@@ -404,7 +405,7 @@ static void build_wm(const struct vf_oom_scan *s, struct wm *w, size_t min)
 static bool filter(const struct vf_oom_scan *s, const char *text, size_t n,
                    uint64_t mask[MASK_WORDS])
 {
-    const struct wm *w = &s->all;
+    const struct wm *w = s->all;
     const unsigned char *t = (const unsigned char *)text;
     size_t m = w->m, i = m - 1;
     bool any = false;
@@ -433,7 +434,7 @@ static bool filter(const struct vf_oom_scan *s, const char *text, size_t n,
 static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, size_t n,
                            size_t *ip)
 {
-    const struct wm *w = &s->lng;
+    const struct wm *w = s->lng;
     size_t i = *ip;
     unsigned h = WM_HASH(t[i - 1], t[i]);
     unsigned sh = w->shift[h];
@@ -464,7 +465,7 @@ static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, 
 static const char *find_long(const struct vf_oom_scan *s, const char *text, size_t n)
 {
     const unsigned char *t = (const unsigned char *)text;
-    size_t m = s->lng.m, x;
+    size_t m = s->lng->m, x;
     size_t h = n >= 4096 ? n / 2 : n;
     size_t na = h + 255 < n ? h + 255 : n;
     size_t ia = m - 1, ib = h + m - 1, hb = SIZE_MAX;
@@ -558,6 +559,16 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     if (!s)
         return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (%zu bytes)", sizeof *s);
     s->arena = a;
+    /* the big buffers and tables in one piece, not zeroed: each is filled before it is read */
+    size_t wm_size = (sizeof(struct wm) + 15) & ~(size_t)15;
+    char *big = vf__arena_take(a, 2 * wm_size + VF_OOM_MAX_LINE + NORM_CHUNK + 2 * TAIL_MAX);
+    if (!big)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (buffers)");
+    s->all = (struct wm *)big;
+    s->lng = (struct wm *)(big + wm_size);
+    s->pend = big + 2 * wm_size;
+    s->nbuf = s->pend + VF_OOM_MAX_LINE;
+    s->scratch = s->nbuf + NORM_CHUNK;
     if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0])
         return vf__errf(err, VF_ELIMIT, "oom scan: too many pattern rows");
     for (size_t i = 0; i < vf__oom_n_rows; i++)
@@ -577,8 +588,8 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
         if (!ok || s->key_pat[i] < 0)
             return vf__errf(err, VF_ELIMIT, "oom scan: bad context key %s", ctx_keys[i].key);
     }
-    build_wm(s, &s->all, 0);
-    build_wm(s, &s->lng, LONG_MIN);
+    build_wm(s, s->all, 0);
+    build_wm(s, s->lng, LONG_MIN);
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
     s->ctx.first_step = s->ctx.last_step = VF_UNKNOWN;
     s->cur_step = VF_UNKNOWN;
@@ -1459,7 +1470,7 @@ static size_t message_start(const char *line, size_t len, const struct vf__oom_r
 static void do_piece(struct vf_oom_scan *s, const char *line, size_t len, bool whole)
 {
     uint64_t mask[MASK_WORDS] = {0};
-    bool hit = len >= s->all.m && filter(s, line, len, mask);
+    bool hit = len >= s->all->m && filter(s, line, len, mask);
     if (hit)
         context_line(s, line, len, mask); /* hints first: they may name this line's tool */
     struct vf__oom_m m;
@@ -1609,7 +1620,7 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
                        uint64_t *last)
 {
     bool any = false;
-    if (len < s->all.m)
+    if (len < s->all->m)
         return false;
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
         if (ctx_keys[i].kind != K_STEP)
