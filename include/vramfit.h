@@ -1009,11 +1009,38 @@ struct vf_oom_event {
     int device;          /* GPU index, -1 when not said */
     uint64_t requested_bytes, total_bytes, free_bytes, allocated_bytes, reserved_bytes,
         reserved_unallocated_bytes, non_pytorch_bytes;
+    /* PyTorch: a per-process cap ("X allowed"), what CUDA-graph private pools hold, and the
+     * device memory used outside this PyTorch (total - free - reserved: other processes and
+     * CUDA contexts). VF_UNKNOWN when the message does not say. */
+    uint64_t allowed_bytes, private_pool_bytes, outside_pytorch_bytes;
     struct vf_oom_proc procs[VF_OOM_MAX_PROCS];
     size_t n_procs;
     uint64_t line;    /* 1-based line of the log */
     const char *text; /* the message, trimmed to a few hundred bytes */
     uint64_t step;    /* training step seen before it, VF_UNKNOWN if none */
+};
+
+/*
+ * A symptom that is not an error (DESIGN section 8: explain's symptoms[], exit 3 when no
+ * event): a model split between CPU and GPU (`ollama ps`), an nvidia-smi table, a vLLM
+ * start-up summary, a run that recovered by itself, allocator warnings that say they are
+ * no failure. Unknown numbers are VF_UNKNOWN; `says` is filled by vf_explain().
+ */
+#define VF_OOM_MAX_SYMPTOMS 8
+struct vf_oom_symptom {
+    const char *kind; /* ollama_cpu_split, nvidia_smi, vllm_startup, recovered, not_a_failure */
+    uint64_t line;
+    const char *text;                 /* the line, trimmed */
+    const char *name;                 /* ollama: the model; nvidia-smi: the GPU */
+    uint64_t used_bytes, total_bytes; /* nvidia-smi: one GPU; ollama: the model's size */
+    int cpu_percent, gpu_percent;     /* ollama's PROCESSOR column, -1 if not said */
+    int gpu;                          /* nvidia-smi: the GPU index, -1 if not said */
+    int processes;                    /* nvidia-smi: rows of its process table, -1 unseen */
+    uint64_t kv_tokens;               /* vLLM: GPU KV cache size in tokens */
+    uint64_t per_request_tokens;      /* vLLM: "Maximum concurrency for N tokens per request" */
+    double max_concurrency;           /* vLLM: "... : 3.77x", 0 if not said */
+    const char *const *says;          /* sentences: what it means, what to do */
+    size_t n_says;
 };
 
 /* What the log says around the events: model, engine flags, sizes (VF_UNKNOWN / NULL). */
@@ -1026,6 +1053,8 @@ struct vf_oom_context {
     double gpu_memory_utilization;  /* vLLM, 0 when not seen */
     uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
     const char *node_type;          /* ComfyUI's error report: the node that failed ("...Loader") */
+    struct vf_oom_symptom *symptoms; /* symptoms seen (the first VF_OOM_MAX_SYMPTOMS) */
+    size_t n_symptoms;
 };
 
 /* A log read so far: events kept (the last VF_OOM_MAX_EVENTS), and the count of all. */

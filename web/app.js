@@ -143,6 +143,24 @@ function copyButton(text) {
   return b;
 }
 
+/* What a pasted log shows that is not an error (explain's symptoms[], DESIGN section 8). */
+const SYMPTOM_TITLES = {
+  ollama_cpu_split: "ollama ps: the model is split between CPU and GPU",
+  nvidia_smi: "nvidia-smi: memory in use",
+  vllm_startup: "vLLM start-up: the KV cache",
+  recovered: "Recovered: the run went on",
+  not_a_failure: "Allocator warning: not a failure",
+};
+
+function symptoms(out, list) {
+  for (const y of list) {
+    out.append(el("h3", { class: "symptom" }, SYMPTOM_TITLES[y.kind] || y.kind));
+    const ul = el("ul");
+    for (const s of y.says || []) ul.append(el("li", {}, s));
+    out.append(ul);
+  }
+}
+
 async function explain(ev) {
   ev.preventDefault();
   const out = $("#diagnosis");
@@ -154,7 +172,12 @@ async function explain(ev) {
                                                  headers: { "Content-Type": "text/plain" } });
     out.replaceChildren();
     if (!x.events || !x.events.length) {
-      out.append(el("p", {}, "No out-of-memory error found in the text."));
+      if (!(x.symptoms || []).length) {
+        out.append(el("p", {}, "No out-of-memory error found in the text."));
+        return;
+      }
+      out.append(el("p", {}, "No out-of-memory error found; what the text shows instead:"));
+      symptoms(out, x.symptoms);
       return;
     }
     const d = x.diagnosis || {};
@@ -172,6 +195,10 @@ async function explain(ev) {
       const saves = f.saves_bytes != null ? " - saves ~" + gib(f.saves_bytes) : "";
       out.append(el("div", { class: "fix" }, el("strong", {}, f.title), saves, el("br"),
                     el("pre", { class: "cmd" }, f.command), copyButton(f.command)));
+    }
+    if ((x.symptoms || []).length) {
+      out.append(el("h3", {}, "Also in the text (not errors)"));
+      symptoms(out, x.symptoms);
     }
   } catch (e) {
     out.replaceChildren(el("p", { class: "error" }, e.message));

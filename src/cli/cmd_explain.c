@@ -50,7 +50,7 @@ int cmd_explain(int argc, char **argv)
         /* the error is printed */
     } else if (vf_answer_explain(a, cat, &o.w, read_file, &src, &x, &err)) {
         rc = cli_lib_error(&err);
-    } else if (!x.n_events && !o.json) {
+    } else if (!x.n_events && !o.json && !(x.ctx && x.ctx->n_symptoms)) {
         fprintf(stderr,
                 "vramfit: no out-of-memory error found in %s (looked for: CUDA/HIP/MPS/XPU "
                 "out of memory, vLLM KV cache and utilization errors, llama.cpp/Ollama "

@@ -52,6 +52,31 @@ try {
   check("the doctor names the cause", /Cause: workload too large/.test(diag), diag.slice(0, 200));
   check("the fixes have copy buttons", (await page.locator("#diagnosis button.copy").count()) > 2, "no buttons");
   await page.locator("#doctor").screenshot({ path: out + "/doctor.png" });
+
+  /* issue 18: the guide's opening error as printed (wrapped), on one line, its first line
+   * alone; symptoms that are not errors (nvidia-smi in a container, ollama ps) */
+  const guide = readFileSync(new URL("../fixtures/oom/pytorch-wrapped.log", import.meta.url), "utf8")
+    .split("\n").filter((l) => !l.startsWith("# ")).join("\n");
+  const pastes = [["wrapped", guide], ["on one line", guide.replace(/\n(?=.)/g, " ")],
+                  ["first line only", guide.split("\n")[0]]];
+  for (const [how, text] of pastes) {
+    await page.fill("#oom-model", "");
+    await page.fill("#log", text);
+    await page.click("#oomform button[type=submit]");
+    await page.waitForFunction(() => !/Reading the log/.test(document.querySelector("#diagnosis").textContent),
+                               null, { timeout: 15000 });
+    const t = await page.textContent("#diagnosis");
+    check("the guide's error " + how + " is found, 2.00 GiB asked", /Cause: /.test(t) && /Failed request 2\.00 GiB/.test(t), t.slice(0, 200));
+  }
+  const symptomsSeen = [["nvidia-smi-container.log", /nvidia-smi: memory in use[\s\S]*vramfit smi/],
+                        ["ollama-ps-split.log", /split between CPU and GPU[\s\S]*several times slower/]];
+  for (const [file, want] of symptomsSeen) {
+    await page.fill("#log", readFileSync(new URL("../fixtures/symptoms/" + file, import.meta.url), "utf8"));
+    await page.click("#oomform button[type=submit]");
+    await page.waitForSelector("#diagnosis h3.symptom", { timeout: 15000 });
+    const t = await page.textContent("#diagnosis");
+    check("the doctor explains " + file + " as a symptom, no error", want.test(t) && /No out-of-memory error found/.test(t), t.slice(0, 200));
+  }
 } catch (e) {
   check("run", false, e.message);
 } finally {

@@ -19,6 +19,7 @@ static struct vf_oom_event ev_base(const char *tool, const char *source)
     e.device = 0;
     e.requested_bytes = e.total_bytes = e.free_bytes = e.allocated_bytes = VF_UNKNOWN;
     e.reserved_bytes = e.reserved_unallocated_bytes = e.non_pytorch_bytes = VF_UNKNOWN;
+    e.allowed_bytes = e.private_pool_bytes = e.outside_pytorch_bytes = VF_UNKNOWN;
     e.step = VF_UNKNOWN;
     e.line = 1;
     return e;
@@ -272,8 +273,9 @@ static const struct {
     {"deepspeed-lightning-18134", "workload_too_large", NULL},
     /* 800 MiB compute buffer on a 4 GB card after too many layers were offloaded */
     {"ollama-9782-comment", "workload_too_large", NULL},
-    /* BFC pool exhausted at 1-2 GiB requests: the job's tensors fill TF's pool */
-    {"tf-43546", "workload_too_large", NULL},
+    /* two BFC warnings that say "the caller indicates that this is not a failure" (the
+     * thread's own context: not fatal by themselves): no event (issue 18) */
+    {"tf-43546", "none", NULL},
     /* BFC growth of 2.46G refused by the driver: the card is full of the job's pool */
     {"tf-pointcloud-2", "workload_too_large", NULL},
     /* "Memory cgroup out of memory": the pod's RAM limit */
@@ -310,6 +312,14 @@ static void test_public_causes(void **state)
         assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
         assert_int_equal(vf_oom_scan_feed(s, text, strlen(text), &err), VF_OK);
         assert_int_equal(vf_oom_scan_finish(s, &ev, &kept, &total, &ctx, &err), VF_OK);
+        if (!strcmp(public_causes[k].cause, "none")) {
+            if (kept)
+                fail_msg("%s: %s found, none expected", id, ev[kept - 1].pattern);
+            vf_arena_close(a);
+            json_decref(o);
+            n++;
+            continue;
+        }
         assert_true(kept > 0);
         struct vf_explain x;
         struct vf_explain_opts opts = {.catalog = th_cat};

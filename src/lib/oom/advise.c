@@ -959,6 +959,7 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
     out->n_events = n_events;
     out->n_total = n_total;
     out->ctx = ctx;
+    vf__symptoms_explain(a, ctx);
     if (!n_events || !events)
         return VF_OK;
     const struct vf_oom_event *ev = &events[n_events - 1];

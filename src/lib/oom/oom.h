@@ -56,6 +56,31 @@ uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key);
 /* A decimal integer at p; VF_UNKNOWN if none or over UINT64_MAX - 1. */
 uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
 
+/* --- input normalisation (oom_input.c) --- */
+
+/* What a feed left half read: an escape sequence, or a CR whose LF may come next. */
+struct vf__oom_norm {
+    int state;
+    unsigned seq_len;
+    bool after_cr;
+};
+/* Whether buf needs vf__oom_normalize: it holds an escape byte or a CR that is not the
+ * first half of a CRLF pair (or a sequence or CR is pending from the last feed). */
+bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len);
+/* Copies in[0..n) to out (at least n bytes) without escape sequences, every CR or CRLF as
+ * one LF; returns the bytes written. */
+size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out);
+
+/* --- symptoms that are not errors (symptoms.c) --- */
+
+/* Read one line of `ollama ps`, of nvidia-smi's table, of vLLM's KV cache summary into y
+ * (its numbers); false when the line is not that after all. */
+bool vf__symptom_ollama(struct vf_oom_symptom *y, const char *line, size_t len);
+bool vf__symptom_smi(struct vf_oom_symptom *y, const char *line, size_t len);
+bool vf__symptom_vllm(struct vf_oom_symptom *y, const char *line, size_t len);
+/* Writes each symptom's sentences (says) into the arena. */
+void vf__symptoms_explain(struct vf_arena *a, const struct vf_oom_context *ctx);
+
 /* --- the diagnosis (diagnose.c), completed by advise.c --- */
 
 /* Fills *d (zeroed first) from one event and the log's context (may be NULL): the cause,

@@ -17,9 +17,23 @@
 
 #define TEXT_MAX   320 /* bytes of a message kept in an event */
 #define STR_MAX    256 /* model name / version */
-#define MAX_PATS   128 /* prefilter patterns (two 64-bit words) */
-#define HINT_AFTER 8   /* lines after an event whose tool hints still refine it */
-#define LONG_MIN   5   /* keys this long feed the chunk prefilter; shorter ones are lazy */
+#define MAX_PATS   192 /* prefilter patterns (MASK_WORDS 64-bit words) */
+#define MASK_WORDS 3
+#define HINT_AFTER 8 /* lines after an event whose tool hints still refine it */
+#define LONG_MIN   5 /* keys this long feed the chunk prefilter; shorter ones are lazy */
+/* A line longer than VF_OOM_MAX_LINE is read in windows around each key found in it. */
+#define WIN_BEFORE ((size_t)2 << 10)
+#define WIN_AFTER  ((size_t)6 << 10)
+/* A wrapped message: up to JOIN_LINES lines, JOIN_MAX bytes, joined with spaces. A joined
+ * line that adds nothing still belongs to the message when the line before it was wrapped,
+ * at least JOIN_WIDTH bytes long. */
+#define JOIN_LINES    16
+#define JOIN_MAX      2048
+#define JOIN_WIDTH    40
+#define TF_DUMP_LINES 65536 /* TensorFlow's allocator dump after its failure, in lines */
+#define TAIL_MAX      2048
+#define HALF_MIN      12 /* a trigger half shorter than this is too common to look for */
+#define NORM_CHUNK    ((size_t)64 << 10) /* bytes normalised at a time (oom_input.c) */
 
 /* Context keys (besides the row triggers) the prefilter looks for. */
 enum ctx_kind {
@@ -38,7 +52,10 @@ enum ctx_kind {
     K_VER_TORCH,
     K_HINT,
     K_FOLLOW,
-    K_BNB_CPU
+    K_BNB_CPU,
+    K_TF_STAT,
+    K_SYMPTOM,
+    K_ANCHOR
 };
 struct ctx_key {
     const char *key;
@@ -87,6 +104,42 @@ static const struct ctx_key ctx_keys[] = {
     {"Free (according to CUDA)", K_FOLLOW, "free"},
     {"total allocation:", K_FOLLOW, "allocated"},
     {"compiled without GPU support", K_BNB_CPU, NULL},
+    /* symptoms that are not errors (symptoms.c) */
+    {"% CPU/GPU", K_SYMPTOM, "ollama_cpu_split"},
+    {"MiB / ", K_SYMPTOM, "nvidia_smi"},
+    {"No running processes found", K_SYMPTOM, "smi_noproc"},
+    {"Processes:", K_SYMPTOM, "smi_procs"},
+    {"MiB |", K_SYMPTOM, "smi_row"},
+    {"KV cache size:", K_SYMPTOM, "vllm_startup"},
+    {"Maximum concurrency for", K_SYMPTOM, "vllm_startup"},
+    /* llama.cpp's "retrying without pipeline parallelism": one of these stays whole
+     * wherever a wrap breaks it */
+    {"retrying without", K_SYMPTOM, "recovered"},
+    {"without pipeline parallelism", K_SYMPTOM, "recovered"},
+    {"this is not a failure", K_SYMPTOM, "not_a_failure"},
+    /* TensorFlow's allocator "Stats:" block, lines of their own after a long dump */
+    {"Limit:", K_TF_STAT, "total"},
+    {"InUse:", K_TF_STAT, "allocated"},
+    /* words that start an out-of-memory message whose trigger a wrap may have split: the
+     * line opens a join, and the lines after it are read with it (join_line) */
+    {"out of memory", K_ANCHOR, NULL},
+    {"Out of memory", K_ANCHOR, NULL},
+    {"OutOfMemory", K_ANCHOR, NULL},
+    {"out of resource", K_ANCHOR, NULL},
+    {"Tried to allocate", K_ANCHOR, NULL},
+    {"ailed to allocate", K_ANCHOR, NULL},
+    {"nable to allocate", K_ANCHOR, NULL},
+    {"ran out of", K_ANCHOR, NULL},
+    {"Memory cgroup", K_ANCHOR, NULL},
+    {"oom-kill", K_ANCHOR, NULL},
+    {"oom_reaper", K_ANCHOR, NULL},
+    {"Killed process", K_ANCHOR, NULL},
+    {"OOM when", K_ANCHOR, NULL},
+    {"Resource exhausted", K_ANCHOR, NULL},
+    {"llama runner", K_ANCHOR, NULL},
+    {"No available memory", K_ANCHOR, NULL},
+    {"max seq len", K_ANCHOR, NULL},
+    {"Free memory on", K_ANCHOR, NULL},
 };
 #define N_CTX_KEYS (sizeof ctx_keys / sizeof ctx_keys[0])
 
@@ -110,19 +163,44 @@ struct vf_oom_scan {
     uint8_t plen[MAX_PATS];
     uint32_t pre[MAX_PATS]; /* the first 4 bytes of each pattern, a cheap first check */
     size_t n_pats;
-    struct wm all, lng;
-    int row_pat[64]; /* prefilter pattern of each row's trig[0] */
+    struct wm *all, *lng; /* not zeroed at open: build_wm fills what is read */
+    int row_pat[64];      /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
+    /* anchors: words that may open a wrapped message (K_ANCHOR keys, and each half of a
+     * row's trigger, so that one half stays whole wherever a wrap breaks it) */
+    uint64_t anchors[MASK_WORDS];
+    char halves[64][2][128];
     /* line assembly */
-    char pend[VF_OOM_MAX_LINE];
+    char *pend; /* VF_OOM_MAX_LINE bytes (this and the buffers below: not zeroed at open) */
     size_t pend_len;
-    bool pend_open; /* a partial line is pending (possibly cut) */
+    bool pend_open;    /* a partial line is pending */
+    bool pend_counted; /* its windows were read already (it outgrew pend): lineno counts it */
+    size_t pend_from;  /* keys before this offset of pend were read in a window */
     uint64_t lineno;
+    struct vf__oom_norm norm;
+    char *nbuf; /* NORM_CHUNK bytes */
+    /* a message read over several lines (wrapped): the text so far, its lines */
+    char join[JOIN_MAX];
+    size_t join_len;
+    uint16_t join_at[JOIN_LINES + 4]; /* where each of its lines starts in join */
+    unsigned n_at;
+    size_t join_prev; /* bytes of the line before the last one joined (JOIN_WIDTH) */
+    unsigned join_lines;
+    uint64_t join_first, join_last; /* its first and last line; join_last 0: none open */
+    bool join_event;                /* the last event was read from this join */
+    uint64_t join_new;              /* n_total when the join made the event (0: it did not) */
+    const char *blk;                /* the block of whole lines being scanned (or NULL) */
+    /* the bytes before the pending line (the end of the last block), so that a last line
+     * without its newline still sees the lines before it (back_lines) */
+    char tail[TAIL_MAX], *scratch; /* scratch: 2 * TAIL_MAX bytes */
+    size_t tail_len;
     /* events */
     struct vf_oom_event ev[VF_OOM_MAX_EVENTS];
     char text[VF_OOM_MAX_EVENTS][TEXT_MAX];
     unsigned row_flags[VF_OOM_MAX_EVENTS];
     unsigned merge[VF_OOM_MAX_EVENTS];
+    const struct vf__oom_row *row[VF_OOM_MAX_EVENTS]; /* the row that read it last */
+    uint64_t last_line[VF_OOM_MAX_EVENTS];            /* its last line (a wrapped message) */
     uint64_t n_total;
     /* context */
     struct vf_oom_context ctx;
@@ -131,6 +209,11 @@ struct vf_oom_scan {
     const char *hint; /* strongest tool hint seen */
     uint64_t cur_step;
     struct vf_arena *arena;
+    /* symptoms (symptoms.c) */
+    struct vf_oom_symptom sym[VF_OOM_MAX_SYMPTOMS];
+    char sym_text[VF_OOM_MAX_SYMPTOMS][TEXT_MAX], sym_name[VF_OOM_MAX_SYMPTOMS][64];
+    size_t n_sym;
+    bool smi_procs; /* nvidia-smi's process table header seen */
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -259,6 +342,13 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t n)
     dst[o] = 0;
 }
 
+/* Start of the line holding p, within [a, p]. */
+static const char *line_start(const char *a, const char *p)
+{
+    const char *nl = memrchr(a, '\n', (size_t)(p - a));
+    return nl ? nl + 1 : a;
+}
+
 /* A token (model name, version) up to one of the stop bytes, into dst. */
 static void copy_token(char *dst, size_t cap, const char *p, const char *end, const char *stop)
 {
@@ -273,8 +363,9 @@ static void copy_token(char *dst, size_t cap, const char *p, const char *end, co
 
 static int add_pat(struct vf_oom_scan *s, const char *p)
 {
+    size_t n = strlen(p);
     for (size_t i = 0; i < s->n_pats; i++)
-        if (!strcmp(s->pats[i], p))
+        if (s->plen[i] == n && !memcmp(s->pats[i], p, n))
             return (int)i;
     if (s->n_pats >= MAX_PATS || strlen(p) < 4 || strlen(p) > 255)
         return -1;
@@ -311,13 +402,14 @@ static void build_wm(const struct vf_oom_scan *s, struct wm *w, size_t min)
 }
 
 /* Sets mask bits of every pattern in t[0..n); returns true if any. */
-static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint64_t mask[2])
+static bool filter(const struct vf_oom_scan *s, const char *text, size_t n,
+                   uint64_t mask[MASK_WORDS])
 {
-    const struct wm *w = &s->all;
+    const struct wm *w = s->all;
     const unsigned char *t = (const unsigned char *)text;
     size_t m = w->m, i = m - 1;
     bool any = false;
-    mask[0] = mask[1] = 0;
+    memset(mask, 0, MASK_WORDS * sizeof *mask);
     while (i < n) {
         unsigned sh = w->shift[WM_HASH(t[i - 1], t[i])];
         if (sh) {
@@ -342,7 +434,7 @@ static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint
 static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, size_t n,
                            size_t *ip)
 {
-    const struct wm *w = &s->lng;
+    const struct wm *w = s->lng;
     size_t i = *ip;
     unsigned h = WM_HASH(t[i - 1], t[i]);
     unsigned sh = w->shift[h];
@@ -373,7 +465,7 @@ static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, 
 static const char *find_long(const struct vf_oom_scan *s, const char *text, size_t n)
 {
     const unsigned char *t = (const unsigned char *)text;
-    size_t m = s->lng.m, x;
+    size_t m = s->lng->m, x;
     size_t h = n >= 4096 ? n / 2 : n;
     size_t na = h + 255 < n ? h + 255 : n;
     size_t ia = m - 1, ib = h + m - 1, hb = SIZE_MAX;
@@ -400,9 +492,61 @@ static const char *find_long(const struct vf_oom_scan *s, const char *text, size
     return NULL;
 }
 
-static bool bit(const uint64_t mask[2], int k)
+static bool bit(const uint64_t mask[MASK_WORDS], int k)
 {
     return k >= 0 && (mask[k >> 6] >> (k & 63) & 1);
+}
+
+static void set_bit(uint64_t mask[MASK_WORDS], int k)
+{
+    mask[k >> 6] |= (uint64_t)1 << (k & 63);
+}
+
+/* The half without its leading short words ("No available memory" -> "available memory",
+ * "for the cache blocks" -> "cache blocks"): a key that starts with a word is rarer in
+ * ordinary lines, and cheaper for the prefilter, than one that starts "the ". */
+static const char *strip_short(const char *h)
+{
+    for (;;) {
+        size_t n = strcspn(h, " ");
+        if (n > 3 || !h[n])
+            return h;
+        h += n + 1;
+    }
+}
+
+/* The anchors: the K_ANCHOR keys, and the two halves of each row trigger of several words
+ * (split at the space nearest its middle: wherever one wrap breaks it, one half stays
+ * whole), each without its leading short words; one under HALF_MIN bytes is too common to
+ * look for. */
+static bool add_anchors(struct vf_oom_scan *s)
+{
+    for (size_t i = 0; i < N_CTX_KEYS; i++)
+        if (ctx_keys[i].kind == K_ANCHOR)
+            set_bit(s->anchors, s->key_pat[i]);
+    for (size_t i = 0; i < vf__oom_n_rows && i < 64; i++) {
+        const char *t = vf__oom_rows[i].trig[0];
+        size_t n = strlen(t), best = 0;
+        for (size_t j = 1; j + 1 < n; j++)
+            if (t[j] == ' ' && (!best || (j > n / 2 ? j - n / 2 : n / 2 - j) <
+                                             (best > n / 2 ? best - n / 2 : n / 2 - best)))
+                best = j;
+        if (!best || n >= sizeof s->halves[i][0])
+            continue;
+        memcpy(s->halves[i][0], t, best);
+        s->halves[i][0][best] = 0;
+        memcpy(s->halves[i][1], t + best + 1, n - best);
+        for (int h = 0; h < 2; h++) {
+            const char *w = strip_short(s->halves[i][h]);
+            if (strlen(w) < HALF_MIN)
+                continue;
+            int k = add_pat(s, w);
+            if (k < 0)
+                return false;
+            set_bit(s->anchors, k);
+        }
+    }
+    return vf__oom_n_rows <= 64;
 }
 
 /* ---------------------------------------------------------------- open */
@@ -415,6 +559,16 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     if (!s)
         return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (%zu bytes)", sizeof *s);
     s->arena = a;
+    /* the big buffers and tables in one piece, not zeroed: each is filled before it is read */
+    size_t wm_size = (sizeof(struct wm) + 15) & ~(size_t)15;
+    char *big = vf__arena_take(a, 2 * wm_size + VF_OOM_MAX_LINE + NORM_CHUNK + 2 * TAIL_MAX);
+    if (!big)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (buffers)");
+    s->all = (struct wm *)big;
+    s->lng = (struct wm *)(big + wm_size);
+    s->pend = big + 2 * wm_size;
+    s->nbuf = s->pend + VF_OOM_MAX_LINE;
+    s->scratch = s->nbuf + NORM_CHUNK;
     if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0])
         return vf__errf(err, VF_ELIMIT, "oom scan: too many pattern rows");
     for (size_t i = 0; i < vf__oom_n_rows; i++)
@@ -424,6 +578,8 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     for (size_t i = 0; i < vf__oom_n_rows; i++)
         if (s->row_pat[i] < 0 || s->plen[s->row_pat[i]] < LONG_MIN)
             return vf__errf(err, VF_ELIMIT, "oom scan: prefilter table full");
+    if (!add_anchors(s))
+        return vf__errf(err, VF_ELIMIT, "oom scan: prefilter table full (anchors)");
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
         /* short keys are resolved lazily (resolve()): only steps and tool hints can be */
         size_t n = strlen(ctx_keys[i].key);
@@ -432,8 +588,8 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
         if (!ok || s->key_pat[i] < 0)
             return vf__errf(err, VF_ELIMIT, "oom scan: bad context key %s", ctx_keys[i].key);
     }
-    build_wm(s, &s->all, 0);
-    build_wm(s, &s->lng, LONG_MIN);
+    build_wm(s, s->all, 0);
+    build_wm(s, s->lng, LONG_MIN);
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
     s->ctx.first_step = s->ctx.last_step = VF_UNKNOWN;
     s->cur_step = VF_UNKNOWN;
@@ -586,7 +742,7 @@ static void key_hint(struct vf_oom_scan *s, const char *tool)
     if (hint_strength(tool) > hint_strength(s->hint))
         s->hint = tool;
     struct vf_oom_event *ev = last_event(s);
-    if (ev && s->lineno - ev->line <= HINT_AFTER)
+    if (ev && s->lineno - s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] <= HINT_AFTER)
         ev->tool = refine_tool(ev->tool, tool);
 }
 
@@ -594,7 +750,7 @@ static void key_hint(struct vf_oom_scan *s, const char *tool)
 static void key_follow(struct vf_oom_scan *s, const char *field, const char *p, const char *end)
 {
     struct vf_oom_event *ev = last_event(s);
-    if (!ev || s->lineno - ev->line > 12)
+    if (!ev || s->lineno - s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] > 12)
         return;
     const char *c = memchr(p, ':', (size_t)(end - p));
     uint64_t *dst = follow_field(ev, field);
@@ -602,9 +758,109 @@ static void key_follow(struct vf_oom_scan *s, const char *field, const char *p, 
         take(dst, vf__oom_bytes_at(c ? c + 1 : p, end, 0, NULL));
 }
 
+/* "Limit:        10990990132" / "InUse: ..." at the start of a line, in the dump after a
+ * TensorFlow allocator failure (TF_DUMP_LINES): the pool's limit and what was in use. */
+static void key_tf_stat(struct vf_oom_scan *s, const char *field, const char *line, const char *p,
+                        const char *end)
+{
+    struct vf_oom_event *ev = last_event(s);
+    const char *k = p - 6;
+    while (line < k && (*line == ' ' || *line == '\t'))
+        line++;
+    if (!ev || line != k || strcmp(ev->source, "tensorflow") ||
+        s->lineno - s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] > TF_DUMP_LINES)
+        return;
+    uint64_t *dst = follow_field(ev, field);
+    if (dst && *dst == VF_UNKNOWN)
+        *dst = vf__oom_u64_at(p, end, NULL);
+}
+
+/* A new symptom of this kind read from the line (not counted until the caller keeps it),
+ * or NULL when the table is full. */
+static struct vf_oom_symptom *symptom_new(struct vf_oom_scan *s, const char *kind, const char *line,
+                                          size_t len)
+{
+    if (s->n_sym >= VF_OOM_MAX_SYMPTOMS)
+        return NULL;
+    struct vf_oom_symptom *y = &s->sym[s->n_sym];
+    memset(y, 0, sizeof *y);
+    y->kind = kind;
+    y->line = s->lineno;
+    y->used_bytes = y->total_bytes = y->kv_tokens = y->per_request_tokens = VF_UNKNOWN;
+    y->cpu_percent = y->gpu_percent = y->gpu = y->processes = -1;
+    copy_text(s->sym_text[s->n_sym], TEXT_MAX, line, len);
+    y->text = s->sym_text[s->n_sym];
+    return y;
+}
+
+/* The last symptom of a kind, or NULL. */
+static struct vf_oom_symptom *symptom_last(struct vf_oom_scan *s, const char *kind)
+{
+    for (size_t i = s->n_sym; i-- > 0;)
+        if (!strcmp(s->sym[i].kind, kind))
+            return &s->sym[i];
+    return NULL;
+}
+
+/* nvidia-smi's process table: every GPU's row count (n < 0: one more row). */
+static void smi_processes(struct vf_oom_scan *s, int n)
+{
+    for (size_t i = 0; i < s->n_sym; i++)
+        if (!strcmp(s->sym[i].kind, "nvidia_smi"))
+            s->sym[i].processes = n < 0 ? s->sym[i].processes + 1 : n;
+}
+
+/* A run that recovered: llama.cpp's buffer failures just before are no events. */
+static void recovered(struct vf_oom_scan *s)
+{
+    while (s->n_total) {
+        const struct vf_oom_event *ev = last_event(s);
+        if (strcmp(ev->source, "ggml-cuda") || s->lineno - ev->line > 32)
+            break;
+        s->n_total--;
+    }
+    s->join_last = 0; /* the join read those lines: it ends */
+    s->join_event = false;
+}
+
+/* A symptom key (symptoms.c reads the line). */
+static void key_symptom(struct vf_oom_scan *s, const char *kind, const char *line, size_t len)
+{
+    struct vf_oom_symptom *y = NULL;
+    if (!strcmp(kind, "smi_noproc") || !strcmp(kind, "smi_procs")) {
+        smi_processes(s, 0);
+        s->smi_procs = kind[4] == 'p';
+    } else if (!strcmp(kind, "smi_row")) {
+        if (s->smi_procs && !vf__oom_find(line, len, "MiB / "))
+            smi_processes(s, -1);
+    } else if (!strcmp(kind, "ollama_cpu_split")) {
+        if ((y = symptom_new(s, kind, line, len)) && vf__symptom_ollama(y, line, len)) {
+            copy_token(s->sym_name[s->n_sym], sizeof s->sym_name[0], line, line + len, " \t");
+            y->name = s->sym_name[s->n_sym++];
+        }
+    } else if (!strcmp(kind, "nvidia_smi")) {
+        if ((y = symptom_new(s, kind, line, len)) && vf__symptom_smi(y, line, len)) {
+            if (y->gpu < 0)
+                y->gpu = symptom_last(s, kind) ? symptom_last(s, kind)->gpu + 1 : 0;
+            s->smi_procs = false;
+            s->n_sym++;
+        }
+    } else if (!strcmp(kind, "vllm_startup")) {
+        y = symptom_last(s, kind);
+        if (y && s->lineno - y->line <= 64)
+            vf__symptom_vllm(y, line, len);
+        else if ((y = symptom_new(s, kind, line, len)) && vf__symptom_vllm(y, line, len))
+            s->n_sym++;
+    } else if (!symptom_last(s, kind) && (y = symptom_new(s, kind, line, len))) {
+        if (!strcmp(kind, "recovered"))
+            recovered(s);
+        s->n_sym++; /* recovered, not_a_failure: the first says it */
+    }
+}
+
 /* The context keys the prefilter found in the line (mask), each read by its kind. */
 static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
-                         const uint64_t mask[2])
+                         const uint64_t mask[MASK_WORDS])
 {
     const char *end = line + len;
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
@@ -661,70 +917,130 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
         case K_BNB_CPU:
             s->bnb_cpu = true;
             break;
+        case K_TF_STAT:
+            key_tf_stat(s, k->arg, line, p, end);
+            break;
+        case K_SYMPTOM:
+            key_symptom(s, k->arg, line, len);
+            break;
+        case K_ANCHOR:
+            break;
         }
     }
 }
 
 /* ---------------------------------------------------------------- rows */
 
-static void apply_match(struct vf_oom_scan *s, const struct vf__oom_row *r, struct vf__oom_m *m,
-                        const char *line, size_t len)
+/* Whether the row's reading m says something the event does not know yet. */
+static bool adds_to(const struct vf_oom_event *ev, const struct vf__oom_m *m)
 {
-    struct vf_oom_event *prev = last_event(s);
-    size_t slot;
-    bool merge = prev && s->lineno - prev->line <= s->merge[(s->n_total - 1) % VF_OOM_MAX_EVENTS] &&
-                 !strcmp(prev->source, r->source);
-    if (merge) {
-        slot = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
-        struct vf_oom_event *ev = prev;
-        const struct vf_oom_event *n = &m->ev;
-        take(&ev->requested_bytes, n->requested_bytes);
-        take(&ev->total_bytes, n->total_bytes);
-        take(&ev->free_bytes, n->free_bytes);
-        take(&ev->allocated_bytes, n->allocated_bytes);
-        take(&ev->reserved_bytes, n->reserved_bytes);
-        take(&ev->reserved_unallocated_bytes, n->reserved_unallocated_bytes);
-        take(&ev->non_pytorch_bytes, n->non_pytorch_bytes);
-        if (n->device >= 0)
-            ev->device = n->device;
-        for (size_t i = 0; i < n->n_procs && ev->n_procs < VF_OOM_MAX_PROCS; i++) {
-            bool dup = false;
-            for (size_t j = 0; j < ev->n_procs; j++)
-                dup |= ev->procs[j].pid == n->procs[i].pid;
-            if (!dup)
-                ev->procs[ev->n_procs++] = n->procs[i];
-        }
-        if ((s->row_flags[slot] & VF__OOM_WEAK) && !(r->flags & VF__OOM_WEAK)) {
-            ev->pattern = r->id;
-            ev->tool = refine_tool(r->tool, s->hint);
-            s->row_flags[slot] = r->flags;
-            copy_text(s->text[slot], TEXT_MAX, line, len);
-        }
-        if (r->merge_lines > s->merge[slot])
-            s->merge[slot] = r->merge_lines;
-        ev->tool = refine_tool(
-            ev->tool, strcmp(r->tool, "pytorch") && strcmp(r->tool, "unknown") ? r->tool : NULL);
-    } else {
-        slot = (size_t)(s->n_total % VF_OOM_MAX_EVENTS);
-        s->n_total++;
-        s->ev[slot] = m->ev;
-        struct vf_oom_event *ev = &s->ev[slot];
-        ev->pattern = r->id;
-        ev->tool = refine_tool(r->tool, s->hint);
-        ev->source = r->source;
-        if (r->backend)
-            ev->backend = r->backend;
-        if (!ev->backend)
-            ev->backend = "cuda";
-        if (s->bnb_cpu && !strcmp(r->source, "bitsandbytes"))
-            ev->backend = "cpu"; /* a CPU-only bitsandbytes build: no GPU would help */
-        ev->line = s->lineno;
-        ev->step = s->cur_step;
-        copy_text(s->text[slot], TEXT_MAX, line, len);
-        ev->text = s->text[slot];
-        s->row_flags[slot] = r->flags;
-        s->merge[slot] = r->merge_lines;
+    const struct vf_oom_event *n = &m->ev;
+    const uint64_t have[] = {ev->requested_bytes,    ev->total_bytes,
+                             ev->free_bytes,         ev->allocated_bytes,
+                             ev->reserved_bytes,     ev->reserved_unallocated_bytes,
+                             ev->non_pytorch_bytes,  ev->allowed_bytes,
+                             ev->private_pool_bytes, ev->outside_pytorch_bytes};
+    const uint64_t got[] = {n->requested_bytes,    n->total_bytes,
+                            n->free_bytes,         n->allocated_bytes,
+                            n->reserved_bytes,     n->reserved_unallocated_bytes,
+                            n->non_pytorch_bytes,  n->allowed_bytes,
+                            n->private_pool_bytes, n->outside_pytorch_bytes};
+    for (size_t i = 0; i < sizeof have / sizeof have[0]; i++)
+        if (have[i] == VF_UNKNOWN && got[i] != VF_UNKNOWN)
+            return true;
+    if (ev->device < 0 && n->device >= 0)
+        return true;
+    for (size_t i = 0; i < n->n_procs; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < ev->n_procs; j++)
+            seen |= ev->procs[j].pid == n->procs[i].pid;
+        if (!seen)
+            return true;
     }
+    return false;
+}
+
+/* The figures of m into ev (a figure m gives replaces what ev said), new processes added. */
+static void take_figures(struct vf_oom_event *ev, const struct vf__oom_m *m)
+{
+    const struct vf_oom_event *n = &m->ev;
+    take(&ev->requested_bytes, n->requested_bytes);
+    take(&ev->total_bytes, n->total_bytes);
+    take(&ev->free_bytes, n->free_bytes);
+    take(&ev->allocated_bytes, n->allocated_bytes);
+    take(&ev->reserved_bytes, n->reserved_bytes);
+    take(&ev->reserved_unallocated_bytes, n->reserved_unallocated_bytes);
+    take(&ev->non_pytorch_bytes, n->non_pytorch_bytes);
+    take(&ev->allowed_bytes, n->allowed_bytes);
+    take(&ev->private_pool_bytes, n->private_pool_bytes);
+    take(&ev->outside_pytorch_bytes, n->outside_pytorch_bytes);
+    if (n->device >= 0)
+        ev->device = n->device;
+    for (size_t i = 0; i < n->n_procs; i++) {
+        size_t j = 0;
+        while (j < ev->n_procs && ev->procs[j].pid != n->procs[i].pid)
+            j++;
+        if (j < ev->n_procs && n->procs[i].bytes != VF_UNKNOWN)
+            ev->procs[j].bytes = n->procs[i].bytes; /* a later line (or the whole message) */
+        else if (j == ev->n_procs && j < VF_OOM_MAX_PROCS)
+            ev->procs[ev->n_procs++] = n->procs[i];
+    }
+}
+
+/* The row r names the event in slot (its pattern, layer, tool and message text). */
+static void name_event(struct vf_oom_scan *s, size_t slot, const struct vf__oom_row *r,
+                       const char *line, size_t len)
+{
+    struct vf_oom_event *ev = &s->ev[slot];
+    ev->pattern = r->id;
+    ev->tool = refine_tool(r->tool, s->hint);
+    ev->source = r->source;
+    if (r->backend)
+        ev->backend = r->backend;
+    if (!ev->backend)
+        ev->backend = "cuda";
+    if (s->bnb_cpu && !strcmp(r->source, "bitsandbytes"))
+        ev->backend = "cpu"; /* a CPU-only bitsandbytes build: no GPU would help */
+    copy_text(s->text[slot], TEXT_MAX, line, len);
+    ev->text = s->text[slot];
+    s->row_flags[slot] = r->flags;
+    s->row[slot] = r;
+}
+
+static void merge_into(struct vf_oom_scan *s, size_t slot, const struct vf__oom_row *r,
+                       const struct vf__oom_m *m, const char *line, size_t len)
+{
+    struct vf_oom_event *ev = &s->ev[slot];
+    take_figures(ev, m);
+    if ((s->row_flags[slot] & VF__OOM_WEAK) && !(r->flags & VF__OOM_WEAK)) {
+        const char *backend = ev->backend, *source = ev->source;
+        name_event(s, slot, r, line, len);
+        ev->backend = backend, ev->source = source;
+    }
+    s->row[slot] = r;
+    if (r->merge_lines > s->merge[slot])
+        s->merge[slot] = r->merge_lines;
+    ev->tool = refine_tool(
+        ev->tool, strcmp(r->tool, "pytorch") && strcmp(r->tool, "unknown") ? r->tool : NULL);
+}
+
+static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const struct vf__oom_m *m,
+                      const char *line, size_t len, uint64_t first)
+{
+    size_t slot = (size_t)(s->n_total % VF_OOM_MAX_EVENTS);
+    s->n_total++;
+    s->ev[slot] = m->ev;
+    struct vf_oom_event *ev = &s->ev[slot];
+    name_event(s, slot, r, line, len);
+    ev->line = first;
+    ev->step = s->cur_step;
+    s->merge[slot] = r->merge_lines;
+    s->last_line[slot] = s->lineno;
+}
+
+/* What a message says of the run (a version, a context length, a batch). */
+static void take_context(struct vf_oom_scan *s, const struct vf__oom_m *m)
+{
     if (m->version_hint && !s->version_explicit)
         snprintf(s->version, sizeof s->version, "%s", m->version_hint);
     if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
@@ -735,7 +1051,28 @@ static void apply_match(struct vf_oom_scan *s, const struct vf__oom_row *r, stru
         s->ctx.gpu_memory_utilization = m->utilization;
 }
 
-static void match_rows(struct vf_oom_scan *s, const char *line, size_t len, const uint64_t mask[2])
+/*
+ * A message read from [line, len), its first line `first`: a later line of the same layer
+ * within the event's merge window completes the event before it (F-OOM-03), unless it is
+ * the same row again with nothing new - another failure (10,000 identical messages are
+ * 10,000 events).
+ */
+static void apply_match(struct vf_oom_scan *s, const struct vf__oom_row *r,
+                        const struct vf__oom_m *m, const char *line, size_t len, uint64_t first)
+{
+    struct vf_oom_event *prev = last_event(s);
+    size_t ps = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
+    if (prev && s->lineno - s->last_line[ps] <= s->merge[ps] && !strcmp(prev->source, r->source) &&
+        (s->row[ps] != r || adds_to(prev, m)))
+        merge_into(s, ps, r, m, line, len);
+    else
+        new_event(s, r, m, line, len, first);
+    take_context(s, m);
+}
+
+/* The first row (table order) the text matches, its reading in *m; NULL if none. */
+static const struct vf__oom_row *find_row(const struct vf_oom_scan *s, const char *line, size_t len,
+                                          const uint64_t mask[MASK_WORDS], struct vf__oom_m *m)
 {
     for (size_t i = 0; i < vf__oom_n_rows; i++) {
         const struct vf__oom_row *r = &vf__oom_rows[i];
@@ -746,47 +1083,515 @@ static void match_rows(struct vf_oom_scan *s, const char *line, size_t len, cons
             all = vf__oom_find(line, len, r->trig[t]) != NULL;
         if (!all)
             continue;
-        struct vf__oom_m m;
-        memset(&m, 0, sizeof m);
-        struct vf_oom_event *ev = &m.ev;
+        memset(m, 0, sizeof *m);
+        struct vf_oom_event *ev = &m->ev;
         ev->device = -1;
         ev->requested_bytes = ev->total_bytes = ev->free_bytes = ev->allocated_bytes =
             ev->reserved_bytes = ev->reserved_unallocated_bytes = ev->non_pytorch_bytes =
-                VF_UNKNOWN;
+                ev->allowed_bytes = ev->private_pool_bytes = ev->outside_pytorch_bytes = VF_UNKNOWN;
         ev->step = VF_UNKNOWN;
-        m.ctx_tokens = m.batch = VF_UNKNOWN;
-        if (r->parse && !r->parse(&m, line, len, r->flags))
+        m->ctx_tokens = m->batch = VF_UNKNOWN;
+        if (r->parse && !r->parse(m, line, len, r->flags))
             continue;
-        apply_match(s, r, &m, line, len);
+        return r;
+    }
+    return NULL;
+}
+
+/* Whether the text at t is quoted in code, not printed by a failure: a comment, a
+ * raise/return/case/if statement, a Markdown code span, or a string literal opening right
+ * before it in a line of code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted
+ * source, a list of messages). Read on t's own line (from phys; a joined text holds
+ * several), not before `from`; `end` ends the text. */
+static bool in_code(const char *from, const char *phys, const char *t, const char *end)
+{
+    const char *line = phys > from ? phys : from;
+    size_t n = (size_t)(t - line);
+    /* a literal opened on the line before: raise ValueError( / "No available memory ..." */
+    if (phys > from + 1 && (t[-1] == '"' || t[-1] == '\'') && t - 1 == phys &&
+        (phys[-2] == '(' || phys[-2] == ','))
+        return true;
+    static const char *const words[] = {"raise ",  "return ", "case ",   "if (", "if(", "elif ",
+                                        "except ", "assert ", "#define", "//",   "/*",  "throw "};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *w = vf__oom_find(line, n, words[i]);
+        if (w && (w == line || w[-1] == ' ' || w[-1] == '\t' || w[-1] == '('))
+            return true;
+    }
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '*'))
+        i++;
+    if (i < n && line[i] == '#' && i + 1 < n && line[i + 1] == ' ')
+        return true; /* a comment line (or a heading quoting a message) */
+    for (const char *h = line; (h = memchr(h, '#', (size_t)(t - h))) != NULL; h++)
+        if (h > line && h[-1] == ' ' && h + 1 < t && h[1] == ' ')
+            return true; /* a comment after code */
+    size_t ticks = 0, after = 0;
+    const char *close = NULL;
+    for (size_t k = 0; k < n; k++)
+        ticks += line[k] == '`';
+    for (const char *q = t; q < end && *q != '\n'; q++)
+        if (*q == '`' && !after++)
+            close = q;
+    /* the first tick after it closes a span (no letter follows it) */
+    bool closes =
+        close && (close + 1 == end || !((close[1] | 32) >= 'a' && (close[1] | 32) <= 'z'));
+    if (ticks % 2 || (after % 2 && closes))
+        return true; /* in a code span of Markdown (one a wrap opened on the line before) */
+    if (!n || (t[-1] != '"' && t[-1] != '\''))
+        return false;
+    for (size_t k = 0; k + 1 < n; k++)
+        if (line[k] == '(' || line[k] == '[' || line[k] == '{' ||
+            (line[k] == '=' && (line[k + 1] == ' ' || (k && line[k - 1] == ' '))))
+            return true; /* a literal passed or assigned: f("...", x = "...") (not key="...") */
+    /* a literal that closes on the line, then a separator: a list of them, an argument */
+    const char *q = memchr(t, t[-1], (size_t)(end - t));
+    while (q && q + 1 < end && q[1] == ' ')
+        q++;
+    return q && q + 1 < end && strchr(",)]};", q[1]) && q[1];
+}
+
+/* The first row the line matches outside code, its reading in *m; NULL if none. A match
+ * inside code is retried on the text after its trigger. *off: where the message starts. */
+static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const char *line,
+                                            size_t len, uint64_t mask[MASK_WORDS],
+                                            struct vf__oom_m *m, size_t *off)
+{
+    *off = 0;
+    for (int tries = 0; tries < 4; tries++) {
+        const struct vf__oom_row *r = find_row(s, line + *off, len - *off, mask, m);
+        if (!r)
+            return NULL;
+        const char *t = vf__oom_find(line + *off, len - *off, r->trig[0]);
+        const char *phys = line;
+        for (unsigned i = 0; t && line == s->join && i < s->n_at; i++)
+            if (line + s->join_at[i] <= t)
+                phys = line + s->join_at[i];
+        if (!t || !in_code(line + *off, phys, t, line + len))
+            return r;
+        *off = (size_t)(t - line) + 1;
+        if (!filter(s, line + *off, len - *off, mask))
+            return NULL;
+    }
+    return NULL;
+}
+
+/* --------------------------------------------------------- wrapped messages */
+
+static void join_close(struct vf_oom_scan *s)
+{
+    s->join_last = 0;
+    s->join_event = false;
+}
+
+/* Starts a join with this line; event: the line is (part of) the last event's message. */
+static void join_open(struct vf_oom_scan *s, const char *line, size_t len, bool event)
+{
+    size_t n = len < JOIN_MAX ? len : JOIN_MAX;
+    memcpy(s->join, line, n);
+    s->join_len = n;
+    s->join_prev = len;
+    s->join_at[0] = 0;
+    s->n_at = 1;
+    s->join_lines = 1;
+    s->join_first = s->join_last = s->lineno;
+    s->join_event = event;
+    s->join_new = 0;
+}
+
+/* Whether a line starts a record of its own (a timestamp, a level, a traceback line), so
+ * it cannot be the wrapped rest of the line before. */
+static bool record_start(const char *p, const char *end)
+{
+    static const char *const starts[] = {
+        "Traceback", "File \"", "During handling", "The above exception", "INFO", "WARNING",
+        "ERROR",     "DEBUG",   "CRITICAL"};
+    size_t n = (size_t)(end - p);
+    bool bracket = *p == '[';
+    if (*p == '[' || *p == '(')
+        p++, n--;
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+        if (n >= strlen(starts[i]) && !memcmp(p, starts[i], strlen(starts[i])))
+            return true;
+    /* "2024-12-16 17:10:56", "[2025-06-02 ...", "[594675.027262]" */
+    int digits = 0;
+    while (digits < (int)n && p[digits] >= '0' && p[digits] <= '9')
+        digits++;
+    if ((digits == 4 && n > 4 && (p[4] == '-' || p[4] == '/')) ||
+        (digits && bracket && (size_t)digits < n && p[digits] == '.'))
+        return true;
+    /* syslog "Apr 25 06:31:56", dmesg -T "[Thu Dec  7 00:05:15 2017]", glog "I0315 10:1" */
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDecMonTueWedThuFriSatSun";
+    for (size_t i = 0; n >= 5 && i + 3 <= sizeof months - 1; i += 3)
+        if (!memcmp(p, months + i, 3) && p[3] == ' ')
+            return true;
+    return n >= 6 && strchr("IWEF", *p) && *p && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
+           p[2] <= '9' && p[3] >= '0' && p[3] <= '9' && p[4] >= '0' && p[4] <= '9' && p[5] == ' ';
+}
+
+/* Whether the line continues the open join: the next line, not blank, not a record of its
+ * own, and room left. */
+static bool join_continues(const struct vf_oom_scan *s, const char *line, size_t len)
+{
+    if (!s->join_last || s->lineno != s->join_last + 1 || s->join_lines >= JOIN_LINES)
+        return false;
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    return i < len && !record_start(line + i, line + len) &&
+           s->join_len + 1 + (len - i) <= JOIN_MAX;
+}
+
+/* A row matched the joined text: the event read from the join so far gets its figures (and,
+ * when the join started it, its row and text); else the join is a new message. */
+static void join_match(struct vf_oom_scan *s, const struct vf__oom_row *r,
+                       const struct vf__oom_m *m)
+{
+    if (!s->join_event) {
+        uint64_t n = s->n_total;
+        apply_match(s, r, m, s->join, s->join_len, s->join_first);
+        s->join_new = s->n_total > n ? s->n_total : 0;
+        s->join_event = true;
+        s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] = s->lineno;
         return;
+    }
+    size_t slot = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
+    struct vf_oom_event *ev = &s->ev[slot], before = *ev;
+    bool more = adds_to(ev, m);
+    take_figures(ev, m);
+    if (m->ev.backend && !r->backend)
+        ev->backend = m->ev.backend;
+    if (ev->line == s->join_first && r != s->row[slot] && r < s->row[slot]) {
+        /* the whole message names a row above the one its first line matched */
+        const char *tool = ev->tool;
+        name_event(s, slot, r, s->join, s->join_len);
+        if (strcmp(tool, "pytorch") && strcmp(tool, "unknown"))
+            ev->tool = tool;
+        s->merge[slot] = r->merge_lines;
+    } else if (ev->line == s->join_first && more) {
+        copy_text(s->text[slot], TEXT_MAX, s->join, s->join_len);
+    }
+    /* the message the event started with reaches this line if the line said something or
+     * the line before it was wrapped (other lines joined after it, and the lines of a message
+     * merged into the event, must not stretch its merge and hint windows) */
+    if (ev->line == s->join_first &&
+        (memcmp(&before, ev, sizeof before) || s->join_prev >= JOIN_WIDTH))
+        s->last_line[slot] = s->lineno;
+    take_context(s, m);
+}
+
+/* Adds the line to the join and reads the joined text again. */
+static void join_line(struct vf_oom_scan *s, const char *line, size_t len)
+{
+    while (len && (*line == ' ' || *line == '\t'))
+        line++, len--;
+    s->join_prev = s->join_len - s->join_at[s->n_at - 1];
+    s->join[s->join_len++] = ' ';
+    if (s->n_at < sizeof s->join_at / sizeof s->join_at[0])
+        s->join_at[s->n_at++] = (uint16_t)s->join_len;
+    memcpy(s->join + s->join_len, line, len);
+    s->join_len += len;
+    s->join_lines++;
+    s->join_last = s->lineno;
+    uint64_t mask[MASK_WORDS];
+    struct vf__oom_m m;
+    if (!filter(s, s->join, s->join_len, mask))
+        return;
+    size_t off;
+    const struct vf__oom_row *r = match_line(s, s->join, s->join_len, mask, &m, &off);
+    if (r) {
+        join_match(s, r, &m);
+    } else if (s->join_event && s->join_new == s->n_total) {
+        /* the rest of the message says it is none ("this is not a failure", a quote in
+         * code): the event its first lines made is taken back */
+        s->n_total--;
+        s->join_event = false;
+        s->join_new = 0;
     }
 }
 
-/* One complete line (without its newline), at most VF_OOM_MAX_LINE bytes. */
+/* Whether the line (its prefilter mask) may start a message: an anchor word or a row's
+ * trigger that did not match alone. */
+static bool has_anchor(const struct vf_oom_scan *s, const uint64_t mask[MASK_WORDS])
+{
+    for (size_t w = 0; w < MASK_WORDS; w++)
+        if (mask[w] & s->anchors[w])
+            return true;
+    for (size_t i = 0; i < vf__oom_n_rows; i++)
+        if (bit(mask, s->row_pat[i]))
+            return true;
+    return false;
+}
+
+/* Whether the line starts another message than the join's: it holds a row's trigger (that
+ * did not match alone: its rest is wrapped onto the next line), or an anchor word (K_ANCHOR)
+ * that is in the joined text already (a message does not repeat its own opening words). */
+static bool starts_another(const struct vf_oom_scan *s, const char *line, size_t len,
+                           const uint64_t mask[MASK_WORDS])
+{
+    for (size_t i = 0; i < vf__oom_n_rows; i++)
+        if (bit(mask, s->row_pat[i]) && vf__oom_find(line, len, vf__oom_rows[i].trig[0]))
+            return true;
+    for (size_t i = 0; i < N_CTX_KEYS; i++)
+        if (ctx_keys[i].kind == K_ANCHOR && bit(mask, s->key_pat[i]) &&
+            vf__oom_find(line, len, ctx_keys[i].key) &&
+            vf__oom_find(s->join, s->join_len, ctx_keys[i].key))
+            return true;
+    return false;
+}
+
+/* The figures of m the event does not know yet (the lines before a message: a wrap put
+ * its first words there). True if any. */
+static bool fill_figures(struct vf_oom_event *ev, const struct vf__oom_m *m)
+{
+    if (!adds_to(ev, m))
+        return false;
+    struct vf_oom_event old = *ev;
+    take_figures(ev, m);
+    uint64_t *now[] = {&ev->requested_bytes,  &ev->total_bytes,    &ev->free_bytes,
+                       &ev->allocated_bytes,  &ev->reserved_bytes, &ev->reserved_unallocated_bytes,
+                       &ev->non_pytorch_bytes};
+    const uint64_t was[] = {old.requested_bytes,  old.total_bytes,
+                            old.free_bytes,       old.allocated_bytes,
+                            old.reserved_bytes,   old.reserved_unallocated_bytes,
+                            old.non_pytorch_bytes};
+    for (size_t i = 0; i < sizeof was / sizeof was[0]; i++)
+        if (was[i] != VF_UNKNOWN)
+            *now[i] = was[i];
+    if (old.device >= 0)
+        ev->device = old.device;
+    return true;
+}
+
+/*
+ * The lines before this one that a wrap may have split off its message ("... failed" /
+ * "to allocate 2.46G (2637627392 bytes) from device:" / "CUDA_ERROR_OUT_OF_MEMORY: out
+ * of memory"): when this line does not start a record, up to 3 lines before it, still in
+ * the block, after the last event's lines, none blank or indented (a traceback's code),
+ * back to one that starts a record.
+ * Joins them and this line into s->join; returns how many lines it took (0: none).
+ */
+static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
+{
+    uint64_t prev_last = s->n_total ? s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] : 0;
+    const char *a = line, *p = line;
+    while (p < line + len && (*p == ' ' || *p == '\t'))
+        p++;
+    if (!s->blk || p == line + len || record_start(p, line + len))
+        return 0;
+    unsigned k = 0;
+    while (k < 3 && a > s->blk && s->lineno - k - 1 > prev_last) {
+        const char *ps = line_start(s->blk, a - 1);
+        if (a - 1 == ps || (a - 2 == ps && *ps == '\r') || *ps == ' ' || *ps == '\t')
+            break; /* a blank line, or an indented one (a traceback's code) */
+        a = ps, k++;
+        while (ps < line && (*ps == ' ' || *ps == '\t'))
+            ps++;
+        if (record_start(ps, line))
+            break;
+    }
+    size_t n = 0;
+    s->join_at[0] = 0;
+    s->n_at = 1;
+    for (const char *q = a; q < line + len && n < JOIN_MAX; q++) {
+        if (*q == '\r')
+            continue;
+        s->join[n++] = *q == '\n' ? ' ' : *q;
+        if (*q == '\n' && s->n_at < sizeof s->join_at / sizeof s->join_at[0])
+            s->join_at[s->n_at++] = (uint16_t)n;
+    }
+    s->join_len = n;
+    return k;
+}
+
+/* A message matched on this line alone: the lines before it fill what it did not say. */
+static void join_back(struct vf_oom_scan *s, const struct vf__oom_row *r, const char *line,
+                      size_t len)
+{
+    size_t slot = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
+    struct vf_oom_event *ev = &s->ev[slot];
+    if (ev->line != s->lineno)
+        return;   /* it completed an event before */
+    s->n_total--; /* the event's own lines are not "before" it */
+    unsigned k = back_lines(s, line, len);
+    s->n_total++;
+    uint64_t mask[MASK_WORDS];
+    struct vf__oom_m m;
+    size_t off;
+    if (!k || !filter(s, s->join, s->join_len, mask) ||
+        match_line(s, s->join, s->join_len, mask, &m, &off) != r)
+        return;
+    if (fill_figures(ev, &m)) {
+        ev->line = s->lineno - k;
+        copy_text(s->text[slot], TEXT_MAX, s->join + off, s->join_len - off);
+    }
+}
+
+/* A line that may open a message (an anchor, a trigger that did not match alone): a join
+ * of it and the lines before it, read at once. */
+static void join_candidate(struct vf_oom_scan *s, const char *line, size_t len)
+{
+    unsigned k = back_lines(s, line, len);
+    if (!k) {
+        join_open(s, line, len, false);
+        return;
+    }
+    s->join_lines = k + 1;
+    s->join_first = s->lineno - k;
+    s->join_last = s->lineno;
+    s->join_event = false;
+    uint64_t mask[MASK_WORDS];
+    struct vf__oom_m m;
+    size_t off;
+    const struct vf__oom_row *r = filter(s, s->join, s->join_len, mask)
+                                      ? match_line(s, s->join, s->join_len, mask, &m, &off)
+                                      : NULL;
+    if (r)
+        join_match(s, r, &m);
+}
+
+/* Where the message that row r matched starts in a window of a long line: the two words
+ * before its trigger ("torch.OutOfMemoryError: CUDA"), within 64 bytes, after any ']'. */
+static size_t message_start(const char *line, size_t len, const struct vf__oom_row *r, size_t off)
+{
+    const char *t = vf__oom_find(line + off, len - off, r->trig[0]);
+    if (!t)
+        return off;
+    const char *p = t;
+    int spaces = 0;
+    while (p > line + off && t - p < 64 && p[-1] != ']' && !(p[-1] == ' ' && ++spaces == 3))
+        p--;
+    return (size_t)(p - line);
+}
+
+/* ---------------------------------------------------------------- lines */
+
+/* A line (whole: joins may start or continue here) or a window of a long one. */
+static void do_piece(struct vf_oom_scan *s, const char *line, size_t len, bool whole)
+{
+    uint64_t mask[MASK_WORDS] = {0};
+    bool hit = len >= s->all->m && filter(s, line, len, mask);
+    if (hit)
+        context_line(s, line, len, mask); /* hints first: they may name this line's tool */
+    struct vf__oom_m m;
+    size_t off = 0;
+    const struct vf__oom_row *r = hit ? match_line(s, line, len, mask, &m, &off) : NULL;
+    if (r) {
+        uint64_t n = s->n_total;
+        if (!whole) /* a window of a long line: the message starts near its trigger */
+            off = message_start(line, len, r, off);
+        apply_match(s, r, &m, line + off, len - off, s->lineno);
+        if (whole) {
+            join_back(s, r, line, len);
+            join_open(s, line, len, true);
+            s->join_new = s->n_total > n ? s->n_total : 0;
+        } else {
+            join_close(s);
+        }
+    } else if (whole && join_continues(s, line, len) &&
+               !(hit && starts_another(s, line, len, mask))) {
+        join_line(s, line, len);
+    } else if (whole && hit && has_anchor(s, mask)) {
+        join_candidate(s, line, len);
+    } else {
+        join_close(s);
+    }
+}
+
+/*
+ * The keys of a long line text[0..len) from offset `from`, each read in a window of
+ * WIN_BEFORE bytes before it (none before *floor, the end of the last window) and
+ * WIN_AFTER after. final: the line ends at len; else a window the end cuts waits. Returns
+ * where the next read must search from.
+ */
+static size_t read_windows(struct vf_oom_scan *s, const char *text, size_t len, size_t from,
+                           size_t *floor, bool final)
+{
+    size_t pos = from;
+    const char *hit;
+    join_close(s);
+    while (pos < len && (hit = find_long(s, text + pos, len - pos)) != NULL) {
+        size_t h = (size_t)(hit - text);
+        if (!final && len - h < WIN_AFTER)
+            return h;
+        size_t a = h - *floor > WIN_BEFORE ? h - WIN_BEFORE : *floor;
+        size_t b = len - h > WIN_AFTER ? h + WIN_AFTER : len;
+        do_piece(s, text + a, b - a, false);
+        pos = *floor = b;
+    }
+    /* no key left: one the end cuts starts in the last 255 bytes (the longest key) */
+    return final || len - pos < 256 ? (pos > len ? len : pos) : len - 255;
+}
+
+/* One complete line (without its newline). */
 static void do_line(struct vf_oom_scan *s, const char *line, size_t len)
 {
     s->lineno++;
     if (len && line[len - 1] == '\r')
         len--;
-    if (len < s->all.m)
+    if (len <= VF_OOM_MAX_LINE) {
+        do_piece(s, line, len, true);
         return;
-    uint64_t mask[2];
-    if (!filter(s, line, len, mask))
-        return;
-    context_line(s, line, len, mask); /* hints first: they may name this line's tool */
-    match_rows(s, line, len, mask);
+    }
+    size_t floor = 0;
+    read_windows(s, line, len, 0, &floor, true);
 }
 
 /* ---------------------------------------------------------------- feed */
 
+/* pend is full and its line goes on: reads the windows it holds, keeps what the next ones
+ * need (the bytes before a key and a key the end cuts). */
+static void pend_flush(struct vf_oom_scan *s)
+{
+    if (!s->pend_counted) {
+        s->lineno++;
+        s->pend_counted = true;
+        s->pend_from = 0;
+    }
+    size_t floor = s->pend_from;
+    size_t next = read_windows(s, s->pend, s->pend_len, s->pend_from, &floor, false);
+    size_t keep = next - floor > WIN_BEFORE ? next - WIN_BEFORE : floor;
+    memmove(s->pend, s->pend + keep, s->pend_len - keep);
+    s->pend_len -= keep;
+    s->pend_from = next - keep;
+}
+
 static void pend_add(struct vf_oom_scan *s, const char *p, size_t n)
 {
-    size_t room = VF_OOM_MAX_LINE - s->pend_len;
-    if (n > room)
-        n = room; /* the rest of an over-long line is dropped: bounded memory */
-    memcpy(s->pend + s->pend_len, p, n);
-    s->pend_len += n;
     s->pend_open = true;
+    while (n) {
+        if (s->pend_len == VF_OOM_MAX_LINE)
+            pend_flush(s); /* a long line: read in windows, memory stays bounded */
+        size_t room = VF_OOM_MAX_LINE - s->pend_len;
+        size_t k = n < room ? n : room;
+        memcpy(s->pend + s->pend_len, p, k);
+        s->pend_len += k;
+        p += k;
+        n -= k;
+    }
+}
+
+/* The pending line ends. */
+static void pend_end(struct vf_oom_scan *s)
+{
+    if (!s->pend_counted && s->pend_len <= TAIL_MAX) {
+        /* in one piece after the bytes before it, where back_lines can read them */
+        memcpy(s->scratch, s->tail, s->tail_len);
+        memcpy(s->scratch + s->tail_len, s->pend, s->pend_len);
+        s->blk = s->scratch;
+        do_line(s, s->scratch + s->tail_len, s->pend_len);
+        s->blk = NULL;
+    } else if (s->pend_counted) {
+        size_t len = s->pend_len, floor = s->pend_from;
+        if (len && s->pend[len - 1] == '\r')
+            len--;
+        read_windows(s, s->pend, len, s->pend_from, &floor, true);
+    } else {
+        do_line(s, s->pend, s->pend_len);
+    }
+    s->pend_len = 0;
+    s->pend_open = s->pend_counted = false;
+    s->pend_from = 0;
 }
 
 /* ---------------------------------------------------------- chunk scan */
@@ -815,7 +1620,7 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
                        uint64_t *last)
 {
     bool any = false;
-    if (len < s->all.m)
+    if (len < s->all->m)
         return false;
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
         if (ctx_keys[i].kind != K_STEP)
@@ -832,13 +1637,6 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
         any = true;
     }
     return any;
-}
-
-/* Start of the line holding p, within [a, p]. */
-static const char *line_start(const char *a, const char *p)
-{
-    const char *nl = memrchr(a, '\n', (size_t)(p - a));
-    return nl ? nl + 1 : a;
 }
 
 /* Whether key occurs in [a, z) (whole lines) inside the part of a line do_line reads. */
@@ -911,23 +1709,25 @@ static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
     }
 }
 
-/* Whether the next line is in the hint window of the last event (do_line must read it). */
+/* Whether do_line must read the next line: it may continue an open join (a wrapped
+ * message), or it is in the hint window of the last event. */
 static bool in_window(const struct vf_oom_scan *s)
 {
-    const struct vf_oom_event *ev =
-        s->n_total ? &s->ev[(s->n_total - 1) % VF_OOM_MAX_EVENTS] : NULL;
-    return ev && s->lineno < ev->line + HINT_AFTER;
+    if (s->join_last && s->lineno == s->join_last && s->join_lines < JOIN_LINES)
+        return true;
+    return s->n_total &&
+           s->lineno < s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] + HINT_AFTER;
 }
 
 /* Complete lines [b, e) (e just past a newline). */
 static void scan_block(struct vf_oom_scan *s, const char *b, const char *e)
 {
     const char *cur = b;
+    s->blk = b;
     while (cur < e) {
         if (in_window(s)) {
             const char *nl = memchr(cur, '\n', (size_t)(e - cur));
-            size_t n = (size_t)(nl - cur);
-            do_line(s, cur, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
+            do_line(s, cur, (size_t)(nl - cur));
             cur = nl + 1;
             continue;
         }
@@ -936,11 +1736,39 @@ static void scan_block(struct vf_oom_scan *s, const char *b, const char *e)
             break;
         const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
         resolve(s, cur, ls);
-        size_t n = (size_t)(le - ls);
-        do_line(s, ls, n < VF_OOM_MAX_LINE ? n : VF_OOM_MAX_LINE);
+        do_line(s, ls, (size_t)(le - ls));
         cur = le + 1;
     }
+    s->blk = NULL;
     resolve(s, cur, e);
+}
+
+/* Bytes with only LF line breaks and no escape sequences. */
+static void feed_plain(struct vf_oom_scan *s, const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    if (p < end && s->pend_open) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) {
+            pend_add(s, p, (size_t)(end - p));
+            return;
+        }
+        pend_add(s, p, (size_t)(nl - p));
+        pend_end(s);
+        p = nl + 1;
+    }
+    if (p >= end)
+        return;
+    const char *last = memrchr(p, '\n', (size_t)(end - p));
+    if (last) {
+        scan_block(s, p, last + 1);
+        size_t t = (size_t)(last + 1 - p) < TAIL_MAX ? (size_t)(last + 1 - p) : TAIL_MAX;
+        memcpy(s->tail, last + 1 - t, t);
+        s->tail_len = t;
+        p = last + 1;
+    }
+    if (p < end)
+        pend_add(s, p, (size_t)(end - p));
 }
 
 enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
@@ -948,28 +1776,16 @@ enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
 {
     if (!s || (!buf && len))
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
-    const char *p = buf, *end = buf + len;
-    if (p < end && s->pend_open) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) {
-            pend_add(s, p, (size_t)(end - p));
-            return VF_OK;
-        }
-        pend_add(s, p, (size_t)(nl - p));
-        do_line(s, s->pend, s->pend_len);
-        s->pend_len = 0;
-        s->pend_open = false;
-        p = nl + 1;
-    }
-    if (p >= end)
+    if (!len)
         return VF_OK;
-    const char *last = memrchr(p, '\n', (size_t)(end - p));
-    if (last) {
-        scan_block(s, p, last + 1);
-        p = last + 1;
+    if (!vf__oom_norm_needed(&s->norm, buf, len)) {
+        feed_plain(s, buf, len);
+        return VF_OK;
     }
-    if (p < end)
-        pend_add(s, p, (size_t)(end - p));
+    for (size_t i = 0; i < len; i += NORM_CHUNK) {
+        size_t k = len - i < NORM_CHUNK ? len - i : NORM_CHUNK;
+        feed_plain(s, s->nbuf, vf__oom_normalize(&s->norm, buf + i, k, s->nbuf));
+    }
     return VF_OK;
 }
 
@@ -979,11 +1795,8 @@ enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event 
 {
     if (!s)
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
-    if (s->pend_open) {
-        do_line(s, s->pend, s->pend_len);
-        s->pend_len = 0;
-        s->pend_open = false;
-    }
+    if (s->pend_open)
+        pend_end(s);
     size_t n = s->n_total < VF_OOM_MAX_EVENTS ? (size_t)s->n_total : VF_OOM_MAX_EVENTS;
     struct vf_oom_event *out = NULL;
     if (n) {
@@ -994,6 +1807,8 @@ enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event 
         for (size_t i = 0; i < n; i++)
             out[i] = s->ev[(first + i) % VF_OOM_MAX_EVENTS];
     }
+    s->ctx.symptoms = s->sym;
+    s->ctx.n_symptoms = s->n_sym;
     s->ctx.model = *s->model ? s->model : NULL;
     s->ctx.node_type = *s->node ? s->node : NULL;
     s->ctx.tool_version = *s->version ? s->version : NULL;

@@ -80,6 +80,17 @@ static void torch_procs(struct vf__oom_m *m, const char *line, size_t len)
     }
 }
 
+/* The device memory used outside this PyTorch: total - free - reserved (other processes,
+ * CUDA contexts, libraries that bypass the caching allocator). */
+static void outside_pytorch(struct vf_oom_event *ev)
+{
+    if (ev->total_bytes == VF_UNKNOWN || ev->free_bytes == VF_UNKNOWN ||
+        ev->reserved_bytes == VF_UNKNOWN)
+        return;
+    uint64_t used = ev->free_bytes <= ev->total_bytes ? ev->total_bytes - ev->free_bytes : 0;
+    ev->outside_pytorch_bytes = used >= ev->reserved_bytes ? used - ev->reserved_bytes : 0;
+}
+
 /* ------------------------------------------------------------- parsers */
 
 /* PyTorch 2.1+ sentence form (CUDA, HIP, XPU; "capacty" typo in 2.1). F-OOM-01 */
@@ -111,6 +122,20 @@ static bool p_torch2(struct vf__oom_m *m, const char *line, size_t len, unsigned
             ev->reserved_unallocated_bytes = vf__oom_bytes_at(a, u, flags, NULL);
     }
     ev->reserved_bytes = vf__sat_add(ev->allocated_bytes, ev->reserved_unallocated_bytes);
+    /* "... is free. 60.00 GiB allowed; Of the allocated memory ..." (a memory fraction) */
+    const char *al = vf__oom_find(line, len, " allowed; ");
+    if (al) {
+        const char *b = al;
+        while (b > line && !(b[-1] == ' ' && b - 1 > line && (b[-2] == '.' || b[-2] == ';')))
+            b--;
+        ev->allowed_bytes = vf__oom_bytes_at(b, al, flags, NULL);
+    }
+    /* "with 1.38 MiB allocated in private pools (e.g., CUDA Graphs)" */
+    const char *pp = vf__oom_find(line, len, " allocated in private pools");
+    const char *w = pp ? vf__oom_find(line, (size_t)(pp - line), ", with ") : NULL;
+    if (w)
+        ev->private_pool_bytes = vf__oom_bytes_at(w + 7, pp, flags, NULL);
+    outside_pytorch(ev);
     uint64_t self = vf__oom_bytes_after(line, len, "this process has ", flags);
     if (self != VF_UNKNOWN && ev->reserved_bytes != VF_UNKNOWN && self >= ev->reserved_bytes)
         ev->non_pytorch_bytes = self - ev->reserved_bytes;
@@ -138,6 +163,7 @@ static bool p_torch1(struct vf__oom_m *m, const char *line, size_t len, unsigned
     uint64_t d = vf__oom_u64_at(g + 6, end, &e);
     if (d < 4096)
         ev->device = (int)d;
+    uint64_t cached = VF_UNKNOWN;
     const char *close = memchr(g, ')', (size_t)(end - g));
     if (!close)
         close = end;
@@ -152,15 +178,26 @@ static bool p_torch1(struct vf__oom_m *m, const char *line, size_t len, unsigned
             ev->total_bytes = b;
         else if (vf__oom_find(e, n, "already allocated"))
             ev->allocated_bytes = b;
-        else if (vf__oom_find(e, n, "reserved in total") || vf__oom_find(e, n, "cached"))
+        else if (vf__oom_find(e, n, "reserved in total"))
             ev->reserved_bytes = b;
+        else if (vf__oom_find(e, n, "cached"))
+            cached = b;
+        else if (vf__oom_find(e, n, "allowed"))
+            ev->allowed_bytes = b;
         else if (vf__oom_find(e, n, "free"))
             ev->free_bytes = b;
         s = next;
     }
+    /* 1.0-1.3 print "N cached": the free cache (reserved - allocated) when it is below what
+     * is allocated - a reserved total can never be - else the reserved total */
+    if (cached != VF_UNKNOWN && ev->allocated_bytes != VF_UNKNOWN && cached < ev->allocated_bytes)
+        ev->reserved_bytes = vf__sat_add(ev->allocated_bytes, cached);
+    else if (cached != VF_UNKNOWN)
+        ev->reserved_bytes = cached;
     if (ev->reserved_bytes != VF_UNKNOWN && ev->allocated_bytes != VF_UNKNOWN &&
         ev->reserved_bytes >= ev->allocated_bytes)
         ev->reserved_unallocated_bytes = ev->reserved_bytes - ev->allocated_bytes;
+    outside_pytorch(ev);
     ev->backend = backend_word(line, len);
     torch_version_hint(m, line, len, true);
     if (!m->version_hint && has(line, len, " cached)"))
@@ -343,9 +380,45 @@ static bool p_vllm_sampler(struct vf__oom_m *m, const char *line, size_t len, un
 }
 
 /* "OOM when allocating tensor with shape[100,4096,32] and type float on ...GPU:0" */
+/* TensorFlow's dtype names and their bytes per element. */
+static const struct {
+    const char *name;
+    unsigned bytes;
+} tf_types[] = {{"float ", 4}, {"double ", 8}, {"half ", 2},     {"bfloat16 ", 2},
+                {"int64 ", 8}, {"int32 ", 4},  {"int16 ", 2},    {"int8 ", 1},
+                {"uint8 ", 1}, {"bool ", 1},   {"complex64 ", 8}};
+
+/* "shape[100,4096,32] and type float": the tensor's bytes, VF_UNKNOWN if not said. */
+static uint64_t tf_tensor_bytes(const char *line, size_t len)
+{
+    const char *end = line + len, *p = after(line, len, "shape[");
+    const char *t = after(line, len, " and type ");
+    if (!p || !t)
+        return VF_UNKNOWN;
+    uint64_t n = 1;
+    for (;;) {
+        const char *e;
+        uint64_t d = vf__oom_u64_at(p, end, &e);
+        if (d == VF_UNKNOWN || e >= end || !vf__mul_u64(n, d, &n))
+            return VF_UNKNOWN;
+        if (*e == ']')
+            break;
+        if (*e != ',')
+            return VF_UNKNOWN;
+        p = e + 1;
+    }
+    for (size_t i = 0; i < sizeof tf_types / sizeof tf_types[0]; i++) {
+        size_t k = strlen(tf_types[i].name);
+        if ((size_t)(end - t) >= k && !memcmp(t, tf_types[i].name, k))
+            return vf__mul_u64(n, tf_types[i].bytes, &n) ? n : VF_UNKNOWN;
+    }
+    return VF_UNKNOWN;
+}
+
 static bool p_tf_tensor(struct vf__oom_m *m, const char *line, size_t len, unsigned flags)
 {
     (void)flags;
+    m->ev.requested_bytes = tf_tensor_bytes(line, len);
     const char *d = after(line, len, "device:GPU:");
     if (d) {
         uint64_t v = vf__oom_u64_at(d, line + len, NULL);
@@ -358,6 +431,8 @@ static bool p_tf_tensor(struct vf__oom_m *m, const char *line, size_t len, unsig
 /* "Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.02GiB" */
 static bool p_tf_bfc(struct vf__oom_m *m, const char *line, size_t len, unsigned flags)
 {
+    if (has(line, len, "this is not a failure"))
+        return false; /* TF 2's warning: it retries with less memory, nothing failed */
     m->ev.requested_bytes = vf__oom_bytes_after(line, len, "trying to allocate ", flags);
     const char *d = after(line, len, "(GPU_");
     if (d) {
@@ -546,10 +621,10 @@ const struct vf__oom_row vf__oom_rows[] = {
      "pytorch", NULL, 0, 4, p_torch1, "pytorch-1.x-cached.log"},
     {"pytorch-1.x", T2("out of memory. Tried to allocate", "total capacity;"), "pytorch", "pytorch",
      NULL, 0, 4, p_torch1, "pytorch-1.x.log"},
-    /* the first line of any of them when the message is wrapped (a terminal, a forum, our
-     * guide's opening): the request is on it; the totals follow on lines of their own */
-    {"pytorch-wrapped", T1("CUDA out of memory. Tried to allocate"), "pytorch", "pytorch", NULL, 0,
-     4, p_torch2, "pytorch-wrapped.log"},
+    /* the first line of any of them alone (a paste cut short): the request is on it. A
+     * wrapped message is joined (oom_parse.c) and matches its full row above. */
+    {"pytorch-first-line", T1("CUDA out of memory. Tried to allocate"), "pytorch", "pytorch", NULL,
+     0, 4, p_torch2, "pytorch-first-line.log"},
     {"pytorch-mps", T1("MPS backend out of memory"), "pytorch", "pytorch", "mps", VF__OOM_MB_BINARY,
      4, p_mps, "pytorch-mps.log"},
     {"pytorch-cuda-malloc-async", T1("Allocation on device"), "pytorch", "pytorch", "cuda", 0, 8,
@@ -592,8 +667,10 @@ const struct vf__oom_row vf__oom_rows[] = {
     /* TensorFlow */
     {"tf-oom-tensor", T1("OOM when allocating tensor"), "tensorflow", "tensorflow", "cuda", 0, 8,
      p_tf_tensor, "tf-oom-tensor.log"},
+    /* its allocator dump (bins, chunks, "Stats:") runs hundreds of lines before the op's own
+     * "OOM when allocating tensor" line: one failure */
     {"tf-bfc-ran-out", T1("ran out of memory trying to allocate"), "tensorflow", "tensorflow",
-     "cuda", 0, 4, p_tf_bfc, "tf-bfc-ran-out.log"},
+     "cuda", 0, 65535, p_tf_bfc, "tf-bfc-ran-out.log"},
     {"tf-cuda-driver", T1("CUDA_ERROR_OUT_OF_MEMORY"), "tensorflow", "cuda", "cuda", 0, 4,
      p_tf_driver, "tf-cuda-driver.log"},
     /* JAX / XLA */

@@ -34,15 +34,108 @@ static const char *cause_words(const char *c)
     return "unknown.";
 }
 
+static const char *symptom_title(const char *kind)
+{
+    static const struct {
+        const char *kind, *title;
+    } t[] = {
+        {"ollama_cpu_split", "ollama ps: the model is split between CPU and GPU"},
+        {"nvidia_smi", "nvidia-smi: memory in use"},
+        {"vllm_startup", "vLLM start-up: the KV cache"},
+        {"recovered", "recovered: the run went on"},
+        {"not_a_failure", "allocator warning: not a failure"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(kind, t[i].kind))
+            return t[i].title;
+    return kind;
+}
+
+/* The symptoms of the log (what it shows that is not an error), each with its line. */
+static void symptoms_text(struct vf__sb *b, const struct vf_oom_context *ctx)
+{
+    for (size_t i = 0; ctx && i < ctx->n_symptoms; i++) {
+        const struct vf_oom_symptom *y = &ctx->symptoms[i];
+        vf__sb_printf(b, "%s%s (line %llu)\n", i ? "\n" : "", symptom_title(y->kind),
+                      (unsigned long long)y->line);
+        vf__sb_printf(b, "  %s\n", y->text ? y->text : "");
+        for (size_t k = 0; k < y->n_says; k++)
+            vf__sb_printf(b, "  - %s\n", y->says[k]);
+    }
+}
+
+/* The figures of the event, one a line (what the message says, what follows from it). */
+static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
+{
+    char s1[48], s2[48], s3[48];
+    if (ev->requested_bytes != VF_UNKNOWN)
+        vf__sb_printf(b,
+                      "  failed request    %12s   one allocation; not what the whole job needs\n",
+                      iec(s1, sizeof s1, ev->requested_bytes));
+    if (ev->total_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
+    if (ev->free_bytes != VF_UNKNOWN) {
+        vf__sb_printf(b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
+        if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
+            vf__sb_printf(b, "   short by %s",
+                          iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
+        vf__sb_printf(b, "\n");
+    }
+    if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
+        vf__sb_printf(b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
+                      iec(s1, sizeof s1, ev->allocated_bytes));
+    } else if (ev->allocated_bytes != VF_UNKNOWN) {
+        /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
+        bool pt = !ev->source || !strcmp(ev->source, "pytorch");
+        uint64_t ru = ev->reserved_unallocated_bytes;
+        uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
+        if (pt)
+            vf__sb_printf(b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
+                          iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
+                          iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
+        else
+            vf__sb_printf(b, "  allocated         %12s   by %s before the request\n",
+                          iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
+    }
+    if (ev->private_pool_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  private pools     %12s   of that, CUDA graphs' own pools\n",
+                      iec(s1, sizeof s1, ev->private_pool_bytes));
+    if (ev->allowed_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  allowed           %12s   a per-process cap (memory fraction)\n",
+                      iec(s1, sizeof s1, ev->allowed_bytes));
+    if (ev->outside_pytorch_bytes != VF_UNKNOWN && ev->outside_pytorch_bytes)
+        vf__sb_printf(b,
+                      "  outside PyTorch   %12s   total - free - held: other processes, "
+                      "CUDA contexts\n",
+                      iec(s1, sizeof s1, ev->outside_pytorch_bytes));
+    /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
+    bool killed = ev->source && !strcmp(ev->source, "linux");
+    const char *label = killed ? "killed process " : "other processes";
+    if (ev->n_procs) {
+        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
+            vf__sb_printf(b, "  %s PID %-8u %12s%s\n", i ? "               " : label,
+                          ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes),
+                          killed ? " of host RAM" : "");
+    } else if (ev->total_bytes != VF_UNKNOWN) {
+        vf__sb_printf(b, "  other processes   none named in the message\n");
+    }
+}
+
 /* Contract: text for a finished vf_explain(); NULL only when the arena is exhausted. */
 char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                              const struct vf_render_opts *o)
 {
     (void)o;
     struct vf__sb b = {.a = a};
-    char s1[48], s2[48], s3[48];
+    char s1[48], s2[48];
     if (!x->n_events) {
-        vf__sb_printf(&b, "no out-of-memory error found\n");
+        vf__sb_printf(&b, "no out-of-memory error found");
+        if (x->ctx && x->ctx->n_symptoms) {
+            vf__sb_printf(&b, "; what the log shows instead:\n\n");
+            symptoms_text(&b, x->ctx);
+        } else {
+            vf__sb_printf(&b, "\n");
+        }
         return vf__sb_done(&b);
     }
     const struct vf_oom_event *ev = &x->events[x->n_events - 1];
@@ -60,46 +153,7 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                       (unsigned long long)x->n_total);
     vf__sb_printf(&b, "\n");
 
-    if (ev->requested_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b,
-                      "  failed request    %12s   one allocation; not what the whole job needs\n",
-                      iec(s1, sizeof s1, ev->requested_bytes));
-    if (ev->total_bytes != VF_UNKNOWN)
-        vf__sb_printf(&b, "  card total        %12s\n", iec(s1, sizeof s1, ev->total_bytes));
-    if (ev->free_bytes != VF_UNKNOWN) {
-        vf__sb_printf(&b, "  free at the time  %12s", iec(s1, sizeof s1, ev->free_bytes));
-        if (ev->requested_bytes != VF_UNKNOWN && ev->requested_bytes > ev->free_bytes)
-            vf__sb_printf(&b, "   short by %s",
-                          iec(s2, sizeof s2, ev->requested_bytes - ev->free_bytes));
-        vf__sb_printf(&b, "\n");
-    }
-    if (ev->allocated_bytes != VF_UNKNOWN && ev->source && !strcmp(ev->source, "xla")) {
-        vf__sb_printf(&b, "  XLA program needs %12s   total allocation of the buffer assignment\n",
-                      iec(s1, sizeof s1, ev->allocated_bytes));
-    } else if (ev->allocated_bytes != VF_UNKNOWN) {
-        /* the allocator that printed it: PyTorch's caching allocator, or the tool's own */
-        bool pt = !ev->source || !strcmp(ev->source, "pytorch");
-        uint64_t ru = ev->reserved_unallocated_bytes;
-        uint64_t held = vf__sat_add(ev->allocated_bytes, ru == VF_UNKNOWN ? 0 : ru);
-        if (pt)
-            vf__sb_printf(&b, "  held by PyTorch   %12s   %s in tensors + %s cached, unused\n",
-                          iec(s1, sizeof s1, held), iec(s2, sizeof s2, ev->allocated_bytes),
-                          iec(s3, sizeof s3, ru == VF_UNKNOWN ? 0 : ru));
-        else
-            vf__sb_printf(&b, "  allocated         %12s   by %s before the request\n",
-                          iec(s1, sizeof s1, ev->allocated_bytes), ev->source);
-    }
-    /* the kernel's OOM killer names the process it killed, with its RSS in host RAM */
-    bool killed = ev->source && !strcmp(ev->source, "linux");
-    const char *label = killed ? "killed process " : "other processes";
-    if (ev->n_procs) {
-        for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++)
-            vf__sb_printf(&b, "  %s PID %-8u %12s%s\n", i ? "               " : label,
-                          ev->procs[i].pid, iec(s1, sizeof s1, ev->procs[i].bytes),
-                          killed ? " of host RAM" : "");
-    } else if (ev->total_bytes != VF_UNKNOWN) {
-        vf__sb_printf(&b, "  other processes   none named in the message\n");
-    }
+    event_figures(&b, ev);
     if (ev->text)
         vf__sb_printf(&b, "  message           %s\n", ev->text);
 
@@ -146,6 +200,10 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         }
         vf__sb_printf(&b, "\n");
     }
+    if (x->ctx && x->ctx->n_symptoms) {
+        vf__sb_printf(&b, "\nAlso in the log (not errors):\n");
+        symptoms_text(&b, x->ctx);
+    }
     return vf__sb_done(&b);
 }
 
@@ -163,6 +221,12 @@ static json_t *event_json(const struct vf_oom_event *ev)
     json_object_set_new(o, "allocated_bytes", vf__json_bytes(ev->allocated_bytes));
     json_object_set_new(o, "reserved_unallocated_bytes",
                         vf__json_bytes(ev->reserved_unallocated_bytes));
+    /* PyTorch: this process's memory outside its allocator (MPS: "other allocations"), the
+     * device's memory outside PyTorch (total - free - reserved), a cap, private pools */
+    json_object_set_new(o, "non_pytorch_bytes", vf__json_bytes(ev->non_pytorch_bytes));
+    json_object_set_new(o, "outside_pytorch_bytes", vf__json_bytes(ev->outside_pytorch_bytes));
+    json_object_set_new(o, "allowed_bytes", vf__json_bytes(ev->allowed_bytes));
+    json_object_set_new(o, "private_pool_bytes", vf__json_bytes(ev->private_pool_bytes));
     json_t *ps = json_array();
     for (size_t i = 0; i < ev->n_procs && i < VF_OOM_MAX_PROCS; i++) {
         json_t *p = json_object();
@@ -173,6 +237,37 @@ static json_t *event_json(const struct vf_oom_event *ev)
     json_object_set_new(o, "processes", ps);
     json_object_set_new(o, "line", json_integer((json_int_t)ev->line));
     return o;
+}
+
+static json_t *int_or_null(long long v, bool known)
+{
+    return known ? json_integer(v) : json_null();
+}
+
+static json_t *symptoms_json(const struct vf_oom_context *ctx)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; ctx && i < ctx->n_symptoms; i++) {
+        const struct vf_oom_symptom *y = &ctx->symptoms[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", vf__json_str(y->kind));
+        json_object_set_new(o, "line", json_integer((json_int_t)y->line));
+        json_object_set_new(o, "text", vf__json_str(y->text));
+        json_object_set_new(o, "name", vf__json_str(y->name));
+        json_object_set_new(o, "gpu", int_or_null(y->gpu, y->gpu >= 0));
+        json_object_set_new(o, "used_bytes", vf__json_bytes(y->used_bytes));
+        json_object_set_new(o, "total_bytes", vf__json_bytes(y->total_bytes));
+        json_object_set_new(o, "cpu_percent", int_or_null(y->cpu_percent, y->cpu_percent >= 0));
+        json_object_set_new(o, "gpu_percent", int_or_null(y->gpu_percent, y->gpu_percent >= 0));
+        json_object_set_new(o, "processes", int_or_null(y->processes, y->processes >= 0));
+        json_object_set_new(o, "kv_cache_tokens", vf__json_bytes(y->kv_tokens));
+        json_object_set_new(o, "tokens_per_request", vf__json_bytes(y->per_request_tokens));
+        json_object_set_new(o, "max_concurrency",
+                            y->max_concurrency > 0 ? json_real(y->max_concurrency) : json_null());
+        json_object_set_new(o, "says", vf__json_texts(y->says, y->n_says));
+        json_array_append_new(arr, o);
+    }
+    return arr;
 }
 
 /* Contract: the Explain JSON document; NULL only when memory runs out. */
@@ -224,6 +319,7 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
         json_object_set_new(root, "bigger_card", json_null());
     }
     json_object_set_new(root, "events_total", json_integer((json_int_t)x->n_total));
+    json_object_set_new(root, "symptoms", symptoms_json(x->ctx));
 
     return vf__json_finish(a, root);
 }

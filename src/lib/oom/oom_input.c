@@ -1,0 +1,83 @@
+/*
+ * oom_input.c - what a paste does to a log before the scanner reads it (issue 18): a
+ * carriage return is a line break (a progress bar's rewrites are lines of their own; a
+ * CRLF pair, or CRs in a row before an LF, is one break), and terminal colour codes (ANSI escape
+ * sequences) are removed wherever they stand, also between a number and its unit. State is kept
+ * across feeds, so a sequence or a CRLF pair split between two feeds reads the same.
+ */
+#include "oom.h"
+
+#include <string.h>
+
+#define ESC 0x1b
+#define BEL 0x07
+/* longest escape sequence removed; a longer one is cut there (bounded, junk-safe) */
+#define SEQ_MAX 64
+
+enum { N_TEXT, N_ESC, N_CSI, N_OSC, N_OSC_ESC };
+
+bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len)
+{
+    if (st->state != N_TEXT || st->after_cr || memchr(buf, ESC, len))
+        return true;
+    /* a CR right before its LF is left to the line reader (it drops one) */
+    const char *end = buf + len;
+    for (const char *p = buf; (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
+        if (p + 1 >= end || p[1] != '\n')
+            return true;
+    return false;
+}
+
+/* One byte inside an escape sequence: the state after it. */
+static int seq_byte(struct vf__oom_norm *st, unsigned char c)
+{
+    if (++st->seq_len > SEQ_MAX)
+        return N_TEXT;
+    switch (st->state) {
+    case N_ESC:
+        if (c == '[')
+            return N_CSI;
+        if (c == ']')
+            return N_OSC;
+        return N_TEXT; /* a two-byte sequence (ESC 7, ESC =, ...) ends here */
+    case N_CSI:
+        return c >= 0x40 && c <= 0x7e ? N_TEXT : N_CSI; /* parameters until the final byte */
+    case N_OSC:
+        return c == BEL ? N_TEXT : c == ESC ? N_OSC_ESC : N_OSC;
+    default: /* N_OSC_ESC: ESC \ ends the string */
+        return c == '\\' ? N_TEXT : N_OSC;
+    }
+}
+
+size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        bool after_cr = st->after_cr;
+        st->after_cr = false;
+        if (st->state != N_TEXT) {
+            bool in_osc = st->state == N_OSC || st->state == N_OSC_ESC;
+            if (c >= 0x20 || c == BEL || (c == ESC && in_osc)) {
+                st->state = seq_byte(st, c);
+                continue;
+            }
+            st->state = N_TEXT; /* a control byte (a line break) ends a broken sequence */
+        }
+        if (c == ESC) {
+            st->state = N_ESC;
+            st->seq_len = 0;
+            continue;
+        }
+        if ((c == '\n' || c == '\r') && after_cr) {
+            st->after_cr = c == '\r';
+            continue; /* the LF of a CRLF pair (or CRs in a row): the CR broke the line */
+        }
+        if (c == '\r') {
+            st->after_cr = true;
+            c = '\n';
+        }
+        out[o++] = (char)c;
+    }
+    return o;
+}
