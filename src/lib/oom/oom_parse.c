@@ -6,11 +6,13 @@
  * log context (model, context length, batch, resolution, steps, versions).
  *
  * Memory is fixed at open: the partial line (VF_OOM_MAX_LINE), the event ring
- * (VF_OOM_MAX_EVENTS with their texts) and the prefilter tables. Nothing grows with input.
+ * (VF_OOM_MAX_EVENTS with their texts); the prefilter tables are built once per process and
+ * shared. Nothing grows with input.
  */
 #define _GNU_SOURCE /* memmem, memrchr */
 #include "oom.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +106,11 @@ struct wm {
     uint8_t head[1u << WM_BITS];
 };
 
-struct vf_oom_scan {
-    /* prefilter: `all` per line, `lng` (no short keys) over whole chunks */
+/* The prefilter: the same for every scanner (it depends on the tables only), built once per
+ * process (prefilter_build) and shared read-only: its 260 KiB of tables were most of the cost
+ * of an open (allocated, zeroed and filled per scanner before). */
+struct prefilter {
+    /* `all` per line, `lng` (no short keys) over whole chunks */
     const char *pats[MAX_PATS];
     uint8_t plen[MAX_PATS];
     uint32_t pre[MAX_PATS]; /* the first 4 bytes of each pattern, a cheap first check */
@@ -113,6 +118,12 @@ struct vf_oom_scan {
     struct wm all, lng;
     int row_pat[64]; /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
+    enum vf_err rc; /* of the build, with msg */
+    char msg[128];
+};
+
+struct vf_oom_scan {
+    const struct prefilter *pf;
     /* line assembly */
     char pend[VF_OOM_MAX_LINE];
     size_t pend_len;
@@ -271,7 +282,7 @@ static void copy_token(char *dst, size_t cap, const char *p, const char *end, co
 
 /* ------------------------------------------------------------- prefilter */
 
-static int add_pat(struct vf_oom_scan *s, const char *p)
+static int add_pat(struct prefilter *s, const char *p)
 {
     for (size_t i = 0; i < s->n_pats; i++)
         if (!strcmp(s->pats[i], p))
@@ -284,7 +295,7 @@ static int add_pat(struct vf_oom_scan *s, const char *p)
     return (int)s->n_pats++;
 }
 
-static void build_wm(const struct vf_oom_scan *s, struct wm *w, size_t min)
+static void build_wm(const struct prefilter *s, struct wm *w, size_t min)
 {
     w->min = min;
     w->m = 255;
@@ -311,8 +322,9 @@ static void build_wm(const struct vf_oom_scan *s, struct wm *w, size_t min)
 }
 
 /* Sets mask bits of every pattern in t[0..n); returns true if any. */
-static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint64_t mask[2])
+static bool filter(const struct vf_oom_scan *scan, const char *text, size_t n, uint64_t mask[2])
 {
+    const struct prefilter *s = scan->pf;
     const struct wm *w = &s->all;
     const unsigned char *t = (const unsigned char *)text;
     size_t m = w->m, i = m - 1;
@@ -339,8 +351,7 @@ static bool filter(const struct vf_oom_scan *s, const char *text, size_t n, uint
 
 /* One Wu-Manber probe of the `lng` set at window end *ip in t[0..n): the start of a
  * pattern that ends in t[0..n) found there, else SIZE_MAX; *ip moves to the next window. */
-static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, size_t n,
-                           size_t *ip)
+static inline size_t probe(const struct prefilter *s, const unsigned char *t, size_t n, size_t *ip)
 {
     const struct wm *w = &s->lng;
     size_t i = *ip;
@@ -370,8 +381,9 @@ static inline size_t probe(const struct vf_oom_scan *s, const unsigned char *t, 
  * half's probe owns the matches starting before the middle (its text runs on 255 bytes, the
  * longest pattern), the second half's the rest.
  */
-static const char *find_long(const struct vf_oom_scan *s, const char *text, size_t n)
+static const char *find_long(const struct vf_oom_scan *scan, const char *text, size_t n)
 {
+    const struct prefilter *s = scan->pf;
     const unsigned char *t = (const unsigned char *)text;
     size_t m = s->lng.m, x;
     size_t h = n >= 4096 ? n / 2 : n;
@@ -407,33 +419,53 @@ static bool bit(const uint64_t mask[2], int k)
 
 /* ---------------------------------------------------------------- open */
 
-enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err)
+static struct prefilter prefilter;
+static pthread_once_t prefilter_once = PTHREAD_ONCE_INIT;
+
+static void prefilter_build(void)
 {
-    if (!a || !out)
-        return vf__errf(err, VF_EINVAL, "oom scan: no arena");
-    struct vf_oom_scan *s = vf_arena_alloc(a, sizeof *s);
-    if (!s)
-        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (%zu bytes)", sizeof *s);
-    s->arena = a;
-    if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0])
-        return vf__errf(err, VF_ELIMIT, "oom scan: too many pattern rows");
+    struct prefilter *s = &prefilter;
+    s->rc = VF_ELIMIT;
+    if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0]) {
+        snprintf(s->msg, sizeof s->msg, "oom scan: too many pattern rows");
+        return;
+    }
     for (size_t i = 0; i < vf__oom_n_rows; i++)
         s->row_pat[i] = add_pat(s, vf__oom_rows[i].trig[0]);
     for (size_t i = 0; i < N_CTX_KEYS; i++)
         s->key_pat[i] = add_pat(s, ctx_keys[i].key);
     for (size_t i = 0; i < vf__oom_n_rows; i++)
-        if (s->row_pat[i] < 0 || s->plen[s->row_pat[i]] < LONG_MIN)
-            return vf__errf(err, VF_ELIMIT, "oom scan: prefilter table full");
+        if (s->row_pat[i] < 0 || s->plen[s->row_pat[i]] < LONG_MIN) {
+            snprintf(s->msg, sizeof s->msg, "oom scan: prefilter table full");
+            return;
+        }
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
         /* short keys are resolved lazily (resolve()): only steps and tool hints can be */
         size_t n = strlen(ctx_keys[i].key);
         bool ok = n >= LONG_MIN || (ctx_keys[i].kind == K_STEP && strstr(ctx_keys[i].key, "tep")) ||
                   ctx_keys[i].kind == K_HINT;
-        if (!ok || s->key_pat[i] < 0)
-            return vf__errf(err, VF_ELIMIT, "oom scan: bad context key %s", ctx_keys[i].key);
+        if (!ok || s->key_pat[i] < 0) {
+            snprintf(s->msg, sizeof s->msg, "oom scan: bad context key %s", ctx_keys[i].key);
+            return;
+        }
     }
     build_wm(s, &s->all, 0);
     build_wm(s, &s->lng, LONG_MIN);
+    s->rc = VF_OK;
+}
+
+enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err)
+{
+    if (!a || !out)
+        return vf__errf(err, VF_EINVAL, "oom scan: no arena");
+    pthread_once(&prefilter_once, prefilter_build);
+    if (prefilter.rc)
+        return vf__errf(err, prefilter.rc, "%s", prefilter.msg);
+    struct vf_oom_scan *s = vf_arena_alloc(a, sizeof *s);
+    if (!s)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (%zu bytes)", sizeof *s);
+    s->arena = a;
+    s->pf = &prefilter;
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
     s->ctx.first_step = s->ctx.last_step = VF_UNKNOWN;
     s->cur_step = VF_UNKNOWN;
@@ -608,7 +640,7 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
 {
     const char *end = line + len;
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
-        if (!bit(mask, s->key_pat[i]))
+        if (!bit(mask, s->pf->key_pat[i]))
             continue;
         const struct ctx_key *k = &ctx_keys[i];
         const char *p = vf__oom_find(line, len, k->key);
@@ -739,7 +771,7 @@ static void match_rows(struct vf_oom_scan *s, const char *line, size_t len, cons
 {
     for (size_t i = 0; i < vf__oom_n_rows; i++) {
         const struct vf__oom_row *r = &vf__oom_rows[i];
-        if (!bit(mask, s->row_pat[i]))
+        if (!bit(mask, s->pf->row_pat[i]))
             continue;
         bool all = true;
         for (int t = 1; t < 3 && r->trig[t] && all; t++)
@@ -768,7 +800,7 @@ static void do_line(struct vf_oom_scan *s, const char *line, size_t len)
     s->lineno++;
     if (len && line[len - 1] == '\r')
         len--;
-    if (len < s->all.m)
+    if (len < s->pf->all.m)
         return;
     uint64_t mask[2];
     if (!filter(s, line, len, mask))
@@ -815,7 +847,7 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
                        uint64_t *last)
 {
     bool any = false;
-    if (len < s->all.m)
+    if (len < s->pf->all.m)
         return false;
     for (size_t i = 0; i < N_CTX_KEYS; i++) {
         if (ctx_keys[i].kind != K_STEP)
