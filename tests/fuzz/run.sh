@@ -3,15 +3,16 @@
 # corpus (tests/fuzz/corpus/NAME, read only; new inputs go to a temporary folder), one target at
 # a time in one process (one core): the process's CPU time is read from /proc every second and
 # the run is interrupted (SIGINT: libFuzzer prints its final figures and exits) once it has had
-# SECONDS, so a busy machine gives each target the same work, not the same wall time (at most
-# 4 x SECONDS of wall time all the same). Prints "ok fuzz NAME: RUNS runs in CPU s (WALL s
-# wall), cov COV ft FT" (cov and ft from libFuzzer's last line) or "FAIL fuzz NAME" with the
-# crash report's head. Exit 1 if any failed. FUZZ_KEEP=DIR keeps each target's log and the
-# inputs it found in DIR/NAME/ (the campaign of bench/README.md).
+# SECONDS, so a busy machine gives each target the same work, not the same wall time; the wall
+# time is capped all the same at FUZZ_WALL_FACTOR x SECONDS (default 4). Prints "ok fuzz NAME:
+# RUNS runs in CPU s CPU (WALL s wall), cov COV ft FT" (cov and ft from libFuzzer's last line)
+# or "FAIL fuzz NAME" with the crash report's head. Exit 1 if any failed. FUZZ_KEEP=DIR keeps
+# each target's log and the inputs it found in DIR/NAME/ (the campaign of bench/README.md).
 secs=$1
 shift
 failed=0
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+factor=${FUZZ_WALL_FACTOR:-4}
 for f in "$@"; do
     name=$(basename "$f" | sed 's/^fuzz_//')
     work=$(mktemp -d)
@@ -19,7 +20,7 @@ for f in "$@"; do
     [ -d "$seeds" ] || seeds=
     mkdir "$work/new"
     start=$(date +%s)
-    TMPDIR=$work "$f" -max_total_time=$((secs * 4)) -timeout=10 -rss_limit_mb=2048 \
+    TMPDIR=$work "$f" -max_total_time=$((secs * factor)) -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$work/" \
         "$work/new" $seeds >"$work/log" 2>&1 &
     pid=$!
