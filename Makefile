@@ -58,7 +58,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 FUZZ_OBJ := $(LIB_SRC:src/lib/%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/embedded_data.o
 FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
                -fsanitize=fuzzer-no-link,address,undefined
-FUZZ_SECONDS ?= 300
+FUZZ_SECONDS ?= 120
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
 .PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke \
@@ -155,8 +155,18 @@ $(B)/fuzz/obj/%.o: src/lib/%.c | $(B)/fuzz/obj
 	clang $(FUZZ_CFLAGS) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 $(B)/fuzz/obj/embedded_data.o: $(B)/lib/embedded_data.c | $(B)/fuzz/obj
 	clang $(FUZZ_CFLAGS) -c -o $@ $<
-$(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -lm
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -ldl -lm
+# the server's routes (api.c) linked into their target; the hub and NVML targets load stand-in
+# libcurl and libnvidia-ml libraries (tests/fuzz/stub_*.c) fed from the input, built beside them
+$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz.h src/server/api.c src/server/server.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< src/server/api.c $(FUZZ_OBJ) \
+	  $(PKG_LIBS) -ldl -lm
+$(B)/fuzz/stub_%.so: tests/fuzz/stub_%.c | $(B)/fuzz/obj
+	clang -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(PKG_CFLAGS) -shared \
+	  -fPIC -o $@ $<
+$(B)/fuzz/fuzz_hub: $(B)/fuzz/stub_curl.so
+$(B)/fuzz/fuzz_nvml: $(B)/fuzz/stub_nvml.so
 fuzz: deps $(FUZZ_BIN)
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 fuzz-smoke: deps $(FUZZ_BIN)
@@ -240,7 +250,7 @@ deb:
 
 # --- lint ----------------------------------------------------------------------
 SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h src/lib/*/*.c src/lib/*/*.h tools/*.c tests/unit/*.c tests/unit/*.h \
-             tests/helpers/*.c tests/fuzz/*.c bench/*.c)
+             tests/helpers/*.c tests/fuzz/*.c tests/fuzz/*.h bench/*.c)
 # layers.sh: calls (nm on the objects) and includes go one way down; funclen.py: no function
 # over 120 lines (issue 15)
 lint: deps $(B)/libvramfit.a

@@ -56,7 +56,7 @@ if [ "$mode" = all ]; then
         if [ ! -x "$f" ]; then
             echo "skip fuzz $(basename "$src" .c): no binary $f (make $f)"
             skipped=$((skipped + 1))
-        elif sh tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-5}" "$f"; then
+        elif FUZZ_WALL_FACTOR=2 sh tests/fuzz/run.sh "${FUZZ_SMOKE_SECONDS:-4}" "$f"; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))

@@ -409,6 +409,10 @@ static void asset(const char *path, struct srv_response *out)
                  {".css", "text/css; charset=utf-8"},
                  {".png", "image/png"},
                  {".svg", "image/svg+xml"}};
+    if (path[0] != '/') { /* "*" or an absolute URI: no page of ours */
+        srv_error(out, 404, "not_found", "no page '%.200s'", path);
+        return;
+    }
     if (!strcmp(path, "/"))
         path = "/index.html";
     for (size_t i = 0; i < srv_n_web_files; i++) {

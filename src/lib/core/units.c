@@ -69,7 +69,8 @@ static bool scale_exact(const struct num *n, uint64_t mult, uint64_t *out)
     if (f > UINT64_MAX)
         return false;
     b = (uint64_t)f;
-    return vf__add_u64(a, b, out);
+    /* UINT64_MAX is VF_UNKNOWN: a number that large reads as too large, never as unknown */
+    return vf__add_u64(a, b, out) && *out != VF_UNKNOWN;
 }
 
 static const struct {
@@ -160,6 +161,8 @@ enum vf_err vf_parse_count(const char *s, uint64_t *out, struct vf_error *err)
         return rc;
     if (*n.suffix || n.frac_scale != 1)
         return vf__errf(err, VF_EINVAL, "bad count '%s' (expected a whole number)", s);
+    if (n.ip == VF_UNKNOWN)
+        return vf__errf(err, VF_ERANGE, "count '%s' is too large", s);
     *out = n.ip;
     return VF_OK;
 }

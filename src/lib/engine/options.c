@@ -9,6 +9,8 @@
  */
 #include "internal.h"
 
+#include <limits.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -797,6 +799,17 @@ static const char *bare_name(const char *s)
     return s;
 }
 
+/* The edit distance of q (ql bytes, no dashes) to spelling, or UINT_MAX when their lengths alone
+ * differ by more than limit edits. */
+static unsigned near_distance(const char *q, size_t ql, const char *spelling, size_t limit)
+{
+    const char *b = bare_name(spelling);
+    size_t bl = strlen(b);
+    if ((ql > bl ? ql - bl : bl - ql) > limit)
+        return UINT_MAX;
+    return vf__edit_distance(q, b);
+}
+
 size_t vf_option_suggest(const char *name, unsigned cmd, const char **out, size_t max)
 {
     const char *q = bare_name(name);
@@ -805,24 +818,27 @@ size_t vf_option_suggest(const char *name, unsigned cmd, const char **out, size_
         return 0;
     /* a third of the name's length, at least 1 and at most 3 edits */
     size_t limit = ql / 3 < 1 ? 1 : ql / 3 > 3 ? 3 : ql / 3;
-    for (size_t d = 0; d <= limit && n < max; d++)
-        for (size_t i = 0; i < sizeof table / sizeof table[0] && n < max; i++) {
-            if (!(table[i].cmds & cmd))
-                continue;
-            const char *cands[8] = {table[i].name};
-            size_t nc = 1;
-            for (size_t k = 0; table[i].aliases && table[i].aliases[k] && nc < 8; k++)
-                cands[nc++] = table[i].aliases[k];
-            for (size_t k = 0; k < nc && n < max; k++)
-                if (vf__edit_distance(q, bare_name(cands[k])) == d) {
-                    bool dup = false;
-                    for (size_t j = 0; j < n; j++)
-                        dup |= out[j] == table[i].name;
-                    if (!dup)
-                        out[n++] = table[i].name;
-                    break;
-                }
+    /* each row's distance (its nearest spelling of the first 8), computed once */
+    unsigned dist[sizeof table / sizeof table[0]];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        dist[i] = UINT_MAX;
+        if (!(table[i].cmds & cmd))
+            continue;
+        dist[i] = near_distance(q, ql, table[i].name, limit);
+        for (size_t k = 0; table[i].aliases && table[i].aliases[k] && k < 7; k++) {
+            unsigned d = near_distance(q, ql, table[i].aliases[k], limit);
+            dist[i] = d < dist[i] ? d : dist[i];
         }
+    }
+    for (size_t d = 0; d <= limit && n < max; d++)
+        for (size_t i = 0; i < sizeof table / sizeof table[0] && n < max; i++)
+            if (dist[i] == d) {
+                bool dup = false;
+                for (size_t j = 0; j < n; j++)
+                    dup |= out[j] == table[i].name;
+                if (!dup)
+                    out[n++] = table[i].name;
+            }
     return n;
 }
 

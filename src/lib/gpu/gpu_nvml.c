@@ -160,6 +160,17 @@ static enum vf_err nvml_load(struct nvml *n, struct vf_error *err)
     return VF_OK;
 }
 
+/* A name or UUID: call's string, in arena a, cut at the buffer's end (the library is not
+ * trusted to end it with a NUL); fallback when there is no call or it fails. */
+static const char *nvml_str(struct vf_arena *a, fn_str call, nvml_dev d, const char *fallback)
+{
+    char s[96];
+    if (!call || call(d, s, sizeof s) != NVML_SUCCESS)
+        return fallback;
+    s[sizeof s - 1] = '\0';
+    return vf_arena_strdup(a, s);
+}
+
 /* F-GPU-01: a unified-memory part (DGX Spark / GB10, Jetson: NVML reports no total or "not
  * supported") shares the system's RAM: MemTotal and MemAvailable of /proc/meminfo. */
 static bool uma_memory(struct vf_gpu_dev *g)
@@ -284,10 +295,8 @@ static enum vf_err nvml_mig(struct vf_arena *a, const struct nvml *n, nvml_dev d
         g->index = k;
         g->mig_parent = pidx + 1;
         g->util_percent = UINT32_MAX;
-        char s[96];
-        g->name = n->name && n->name(m, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s)
-                                                                     : "MIG instance";
-        g->uuid = n->uuid && n->uuid(m, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s) : NULL;
+        g->name = nvml_str(a, n->name, m, "MIG instance");
+        g->uuid = nvml_str(a, n->uuid, m, NULL);
         enum vf_err rc = nvml_memory(n, m, g, err);
         if (rc)
             return rc;
@@ -344,10 +353,8 @@ static enum vf_err nvml_snapshot(struct vf_arena *a, struct vf_gpu_snapshot *out
                 vf__errf(err, VF_EIO, "GPU %u: nvmlDeviceGetHandleByIndex: %s", i, nvml_err(&n, r));
             goto out;
         }
-        char s[96];
-        g->name =
-            n.name && n.name(d, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s) : "NVIDIA GPU";
-        g->uuid = n.uuid && n.uuid(d, s, sizeof s) == NVML_SUCCESS ? vf_arena_strdup(a, s) : NULL;
+        g->name = nvml_str(a, n.name, d, "NVIDIA GPU");
+        g->uuid = nvml_str(a, n.uuid, d, NULL);
         if ((rc = nvml_memory(&n, d, g, err)))
             goto out;
         struct nvml_util u;

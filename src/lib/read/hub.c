@@ -469,6 +469,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct resp *rs = ud;
     size_t n = size * nmemb;
+    if (!n)
+        return 0; /* libcurl calls once with nothing for an empty body */
     if (n > rs->limit - rs->len) {
         rs->too_big = true;
         return 0; /* aborts the transfer: never download more than asked */
