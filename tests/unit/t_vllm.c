@@ -17,6 +17,7 @@
 #define RTX4090 25394413568ULL
 #define RTX3090 25318916096ULL
 #define H100    85061533696ULL
+#define L40S    47942991872ULL
 
 static void opt(struct vf_workload *w, const char *k, const char *v)
 {
@@ -86,15 +87,16 @@ static void llama8b_4090(void **state)
      * 5,666,811,085 / 2,097,152 = 2702 blocks = 43,232 tokens */
     assert_u64(xget(&e, "num_gpu_blocks")->u64, 2702);
     assert_u64(xget(&e, "kv_cache_tokens")->u64, 43232);
-    /* F-VLLM-08: 2702 / ceil(32768 / 16) = 1.319 -> 1.31 */
-    assert_true(fabs(xget(&e, "max_concurrency")->real - 1.31) < 1e-9);
+    /* F-VLLM-08: 2702 / ceil(32768 / 16) = 1.3193; vLLM prints it "%.2fx", rounded to
+     * nearest (kv_cache_utils.py _report_kv_cache_config): 1.32 */
+    assert_true(fabs(xget(&e, "max_concurrency")->real - 1.32) < 1e-9);
     assert_true(has_line(e.lines, e.n_lines, "GPU KV cache size: 43,232 tokens"));
     assert_true(
-        has_line(e.lines, e.n_lines, "Maximum concurrency for 32,768 tokens per request: 1.31x"));
+        has_line(e.lines, e.n_lines, "Maximum concurrency for 32,768 tokens per request: 1.32x"));
     assert_true(has_line(e.lines, e.n_lines, "Model loading took 14.9888 GiB"));
-    /* F-VLLM-12: 8 x 2048 blocks do not fit 2702: total = the need, non-KV + 8 x 32 GiB +
-     * graphs = 17,188,161,126 + 34,359,738,368 + 427,819,008 */
-    assert_u64(e.total_bytes, 51975718502ULL);
+    /* F-VLLM-12: 8 x 2048 blocks do not fit 2702: over the card by the KV shortfall,
+     * usable + 1 + (16384 - 2702) x 2 MiB = 25,394,413,569 + 28,693,233,664 */
+    assert_u64(e.total_bytes, RTX4090 + 1 + 28693233664ULL);
     /* F-VLLM-11: floor(2702 / 8) = 337 blocks per user = 5392 tokens */
     assert_true(has_line(e.fixes, e.n_fixes, "--max-model-len 5392 "));
     assert_string_equal(e.extra_name, "vllm");
@@ -241,14 +243,21 @@ static const char *DSV2_LITE =
     "\"v_head_dim\":128,\"vocab_size\":102400,\"max_position_embeddings\":163840,"
     "\"torch_dtype\":\"bfloat16\",\"tie_word_embeddings\":false}";
 
+/* A workload of ctx tokens with --kv-cache-memory kv on a card of `usable` bytes. */
+static struct vf_workload kv_memory(uint64_t ctx, const char *kv, uint64_t usable)
+{
+    struct vf_workload w = {.engine = "vllm", .ctx_tokens = ctx, .usable_bytes = usable};
+    opt(&w, "--kv-cache-memory", kv);
+    return w;
+}
+
 static void mla_boot_error(void **state)
 {
     (void)state;
     struct vf_model m = cfg_model(DSV2_LITE);
     assert_int_equal(m.attn, VF_ATTN_MLA);
     /* a budget that leaves 0.93 GiB of KV cache (as in vllm-15871): --kv-cache-memory */
-    struct vf_workload w = {.engine = "vllm", .ctx_tokens = 32768, .usable_bytes = RTX4090};
-    opt(&w, "--kv-cache-memory", "0.93GiB");
+    struct vf_workload w = kv_memory(32768, "0.93GiB", RTX4090);
     struct vf_estimate e = est(&m, &w);
     /* F-VLLM-07: 16 x 576 x 2 = 18432 B per layer-block; one request of 32768 tokens:
      * 2048 blocks x 18432 x 27 = 1,019,215,872 B = 0.95 GiB (the measured "0.95 GiB KV cache
@@ -260,6 +269,78 @@ static void mla_boot_error(void **state)
                          "len (32768), (0.95 GiB KV cache is needed, which is larger than the "
                          "available KV cache memory (0.93 GiB). Based on the available memory, "
                          "the estimated maximum model length is 32096."));
+}
+
+/* Qwen1.5-7B as vLLM's tests/v1/core/test_kv_cache_utils.py builds it
+ * (test_estimate_max_model_len: 32 layers x 32 KV heads x 128, float16). */
+static const char *QWEN15_7B =
+    "{\"architectures\":[\"Qwen2ForCausalLM\"],\"model_type\":\"qwen2\",\"hidden_size\":4096,"
+    "\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,"
+    "\"num_key_value_heads\":32,\"vocab_size\":151936,\"max_position_embeddings\":32768,"
+    "\"torch_dtype\":\"bfloat16\",\"tie_word_embeddings\":false}";
+
+/* The engine's start-up check is the verdict: vLLM's own test case (8 GiB of KV cache,
+ * max_model_len 16385 -> "estimated maximum model length is 16384") does not fit, and the
+ * fit's longest context is the engine's. */
+static void verdict_16385(void **state)
+{
+    (void)state;
+    struct vf_model m = cfg_model(QWEN15_7B);
+    struct vf_workload w = kv_memory(16385, "8GiB", H100);
+    struct vf_estimate e = est(&m, &w);
+    /* F-VLLM-07: 16 x 2 x 32 x 128 x 2 B = 262,144 B per layer-block, x 32 = 8 MiB a block;
+     * 8 GiB = 1024 blocks = 16384 tokens; 16385 tokens need 1025 blocks: vLLM raises */
+    assert_false(xget(&e, "boots")->u64);
+    assert_true(has_line(e.lines, e.n_lines,
+                         "ValueError: To serve at least one request with the models's max seq "
+                         "len (16385), (8.01 GiB KV cache is needed"));
+    assert_non_null(strstr(e.lines[2], "the estimated maximum model length is 16384."));
+    /* F-VLLM-12: over the card by one block: usable + 1 + 8 MiB */
+    assert_u64(e.total_bytes, H100 + 1 + (8ULL << 20));
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(th_arena, &m, &w, "h100", H100, 1, &f, &err), VF_OK);
+    assert_false(f.fits);
+    assert_u64(f.max_ctx_tokens, 16384); /* the ValueError's estimate, one answer */
+
+    /* 16383 fits the 1024 blocks: vLLM starts */
+    w.ctx_tokens = 16383;
+    e = est(&m, &w);
+    assert_true(xget(&e, "boots")->u64);
+    assert_true(e.total_bytes <= H100);
+
+    /* concurrency as vLLM prints it: 16 GiB = 2048 blocks, 3072 tokens = 192 blocks:
+     * 10.666... -> "10.67x" (Python's %.2f rounds), not 10.66 */
+    struct vf_workload w2 = kv_memory(3072, "16GiB", H100);
+    e = est(&m, &w2);
+    assert_true(fabs(xget(&e, "max_concurrency")->real - 10.67) < 1e-9);
+    assert_true(
+        has_line(e.lines, e.n_lines, "Maximum concurrency for 3,072 tokens per request: 10.67x"));
+}
+
+/* Qwen3-32B fp8 on an L40S at its 40960-token maximum: vLLM raises (6.97 GiB of KV cache,
+ * 10 GiB needed), so it does not fit, and the longest context is the one the error names. */
+static void verdict_l40s(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("qwen3-32b");
+    struct vf_workload w = {.engine = "vllm", .usable_bytes = L40S};
+    struct vf_error qerr = {0};
+    assert_int_equal(vf_quant_parse("fp8", &w.weights, &qerr), VF_OK);
+    struct vf_estimate e = est(&m, &w);
+    assert_false(xget(&e, "boots")->u64);
+    assert_true(e.total_bytes > L40S);
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(th_arena, &m, &w, "l40s", L40S, 1, &f, &err), VF_OK);
+    assert_false(f.fits);
+    char want[64];
+    snprintf(want, sizeof want, "maximum model length is %llu.",
+             (unsigned long long)f.max_ctx_tokens);
+    bool same = false;
+    for (size_t i = 0; i < e.n_lines; i++)
+        same |= strstr(e.lines[i], want) != NULL;
+    assert_true(same);
 }
 
 /* ------------------------------------------------------------------ accuracy */
@@ -424,7 +505,8 @@ int main(void)
         cmocka_unit_test(options),        cmocka_unit_test(no_card),
         cmocka_unit_test(tp2_70b),        cmocka_unit_test(hybrid_gemma3),
         cmocka_unit_test(mla_boot_error), cmocka_unit_test(accuracy),
-        cmocka_unit_test(fixes_apply),
+        cmocka_unit_test(fixes_apply),    cmocka_unit_test(verdict_16385),
+        cmocka_unit_test(verdict_l40s),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

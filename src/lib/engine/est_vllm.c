@@ -235,6 +235,12 @@ static void budget_term(const struct vcfg *c, uint64_t block_all, struct vres *r
     r->boots = r->avail > 0 && (uint64_t)r->avail >= r->need_one;
 }
 
+/* Does vLLM start and hold users requests of max_len at once (F-VLLM-09/12)? */
+static bool vllm_holds(const struct vcfg *c, const struct vres *r)
+{
+    return r->boots && r->num_blocks >= vf__sat_mul(r->blocks_per_req, c->users);
+}
+
 /* The whole of vLLM's startup arithmetic for one configuration (F-VLLM-02..10), term by
  * term. Pure: the fixes call it again with changed settings. */
 static void vllm_compute(const struct vf_model *m, const struct vf_quant *q, const struct vcfg *c,
@@ -361,6 +367,32 @@ static double gib(uint64_t b)
     return (double)b / GIB;
 }
 
+/* The fix that grows the budget (F-VLLM-12): the smallest --gpu-memory-utilization that holds
+ * users x ctx with the graphs still on the card, or, where --kv-cache-memory replaced the
+ * utilization, the KV cache size that holds them. */
+static void budget_fix(struct vf_arena *a, struct vf_estimate *e, const struct vcfg *c,
+                       const struct vres *r)
+{
+    char b1[32], b2[32];
+    uint64_t non_kv = r->weights + r->act + r->non_torch;
+    uint64_t kv = vf__sat_mul(vf__sat_mul(r->blocks_per_req, c->users), r->page * r->group_size);
+    uint64_t need = vf__sat_add(non_kv, kv);
+    if (need == VF_UNKNOWN)
+        return;
+    if (c->kv_memory) {
+        if (need + r->graphs <= c->usable)
+            vf__fix(a, e, "--kv-cache-memory %llu  (%s: room for %llu x %s)",
+                    (unsigned long long)kv, vf_format_bytes(b1, sizeof b1, kv, VF_FMT_IEC),
+                    (unsigned long long)c->users, vf_format_tokens(b2, sizeof b2, c->max_len));
+        return;
+    }
+    double u = ceil((double)need / (double)c->usable * 100.0) / 100.0;
+    if (u <= 1.0 && (uint64_t)floor(u * (double)c->usable) + r->graphs <= c->usable)
+        vf__fix(a, e, "--gpu-memory-utilization %.2f  (KV cache %s: room for %llu x %s)", u,
+                vf_format_bytes(b1, sizeof b1, kv, VF_FMT_IEC), (unsigned long long)c->users,
+                vf_format_tokens(b2, sizeof b2, c->max_len));
+}
+
 /* The fixes (F-VLLM-12): each solved on a changed configuration. */
 static void add_fixes(struct vf_arena *a, struct vf_estimate *e, const struct vf_model *m,
                       const struct vf_quant *q, const struct vcfg *c, const struct vres *r)
@@ -378,21 +410,11 @@ static void add_fixes(struct vf_arena *a, struct vf_estimate *e, const struct vf
         uint64_t len = max_len_for(m, c, r, r->num_blocks, c->users, hi);
         len = len / c->block * c->block;
         if (len >= c->block)
-            vf__fix(a, e,
-                    "--max-model-len %llu  (room for %llu users at that length at utilization "
-                    "%.2f)",
-                    (unsigned long long)len, (unsigned long long)c->users, c->util);
+            vf__fix(a, e, "--max-model-len %llu  (room for %llu user%s at that length %s)",
+                    (unsigned long long)len, (unsigned long long)c->users, c->users > 1 ? "s" : "",
+                    c->kv_memory ? "in --kv-cache-memory" : "at this utilization");
 
-        /* the smallest --gpu-memory-utilization that holds users x ctx */
-        uint64_t non_kv = r->weights + r->act + r->non_torch;
-        uint64_t need = vf__sat_add(
-            non_kv, vf__sat_mul(vf__sat_mul(r->blocks_per_req, c->users), r->page * r->group_size));
-        double u = ceil((double)need / (double)c->usable * 100.0) / 100.0;
-        if (u <= 1.0 && need != VF_UNKNOWN &&
-            (uint64_t)floor(u * (double)c->usable) + r->graphs <= c->usable)
-            vf__fix(a, e, "--gpu-memory-utilization %.2f  (KV cache %s: room for %llu x %s)", u,
-                    vf_format_bytes(b1, sizeof b1, need - non_kv, VF_FMT_IEC),
-                    (unsigned long long)c->users, vf_format_tokens(b2, sizeof b2, c->max_len));
+        budget_fix(a, e, c, r);
 
         /* an 8-bit KV cache */
         if (vf_dtype_bytes(c->kv_dtype, 1024) > 1024) {
@@ -478,7 +500,12 @@ static void vllm_assume(struct vf_arena *a, const struct vf_model *m, const stru
     if (!w->ctx_tokens)
         vf__assume(a, e, "--max-model-len %s: the model's maximum",
                    vf_format_tokens(b1, sizeof b1, c->max_len));
-    if (c->usable)
+    if (c->kv_memory)
+        vf__assume(a, e,
+                   "--kv-cache-memory %s: the KV cache is that size, whatever the utilization "
+                   "(gpu_worker.py, determine_available_memory)",
+                   vf_format_bytes(b1, sizeof b1, c->kv_memory, VF_FMT_IEC));
+    else if (c->usable)
         vf__assume(a, e, "--gpu-memory-utilization %.2f%s: vLLM takes %s of the card's %s", c->util,
                    c->util_given ? "" : " (default)",
                    vf_format_bytes(b1, sizeof b1, r->requested, VF_FMT_IEC),
@@ -547,27 +574,32 @@ static void vllm_components(const struct vres *r, struct vf_estimate *e)
 
 /*
  * F-VLLM-12: the total. vLLM takes requested = utilization x card whatever the workload; the
- * CUDA graphs come on top. For fit/pick (total <= usable), the total must also say when the
- * asked users x ctx does NOT fit the KV cache: then it is the memory they NEED, non-KV + their
- * blocks + graphs, when that is more. With an explicit --gpu-memory-utilization the user fixed
- * the budget: a shortfall is added on top of the card (so the total is over it); with the
- * default, the need says which utilization would hold it (the fixes print it). Both are
- * monotone in ctx and users.
+ * CUDA graphs come on top. The engine's own start-up check is the verdict: when one request
+ * of max_model_len does not fit the KV cache vLLM raises (kv_cache_utils.py,
+ * check_enough_kv_cache_memory), and when users x ctx do not fit the blocks the asked workload
+ * does not run at once either. Then, with a card, the total is over the card by the KV
+ * shortfall (usable + 1 + need - room): fit, pick and the exit code say "does not fit", and
+ * the fixes say which utilization, length or dtype would hold it. Without a card the total is
+ * the need. Monotone in ctx and users.
  */
 static uint64_t vllm_total(const struct vcfg *c, const struct vres *r)
 {
     uint64_t non_kv = r->weights + r->act + r->non_torch;
     uint64_t need_all = vf__sat_add(non_kv, r->need_kv);
-    bool holds = r->num_blocks >= vf__sat_mul(r->blocks_per_req, c->users) && r->boots;
-    if (c->kv_memory && !holds)
-        return vf__sat_add(vf__sat_add(need_all, r->graphs), 0);
-    if (!c->usable || c->kv_memory || holds)
+    bool holds = vllm_holds(c, r);
+    if (holds)
         return vf__sat_add(r->requested, r->graphs);
-    if (c->util_given) {
-        uint64_t room = vf__sat_mul(r->num_blocks, r->page * r->group_size);
-        return vf__sat_add(c->usable + 1, r->need_kv > room ? r->need_kv - room : 0);
-    }
-    return vf__sat_add(need_all > r->requested ? need_all : r->requested, r->graphs);
+    if (!c->usable)
+        return vf__sat_add(need_all, r->graphs);
+    uint64_t room = vf__sat_mul(r->num_blocks, r->page * r->group_size);
+    return vf__sat_add(c->usable + 1, r->need_kv > room ? r->need_kv - room : 0);
+}
+
+/* vLLM's "Maximum concurrency ... %.2fx" is Python's %-formatting, which rounds to nearest
+ * (kv_cache_utils.py, _report_kv_cache_config): 10.666 prints 10.67, not 10.66. */
+static double conc_2dp(double x)
+{
+    return round(x * 100.0) / 100.0;
 }
 
 /* The engine results (JSON "vllm"). */
@@ -575,7 +607,7 @@ static void vllm_extras(const struct vcfg *c, const struct vres *r, struct vf_es
 {
     e->extra_name = "vllm";
     vf__extra_u64(e, "kv_cache_tokens", r->tokens);
-    vf__extra_real(e, "max_concurrency", floor(r->concurrency * 100.0) / 100.0);
+    vf__extra_real(e, "max_concurrency", conc_2dp(r->concurrency));
     vf__extra_u64(e, "num_gpu_blocks", r->num_blocks);
     vf__extra_real(e, "gpu_memory_utilization", c->util);
     vf__extra_u64(e, "max_num_seqs", c->max_seqs);
@@ -613,8 +645,7 @@ static void vllm_lines(struct vf_arena *a, const struct vf_model *m, const struc
             vf__line(a, e, "GPU KV cache size: %s tokens",
                      vf__format_grouped(b1, sizeof b1, r->tokens));
             vf__line(a, e, "Maximum concurrency for %s tokens per request: %.2fx",
-                     vf__format_grouped(b2, sizeof b2, c->max_len),
-                     floor(r->concurrency * 100.0) / 100.0);
+                     vf__format_grouped(b2, sizeof b2, c->max_len), r->concurrency);
             if (r->graphs)
                 vf__line(a, e, "Graph capturing finished, took %.2f GiB", gib(r->graphs));
         }
