@@ -1,9 +1,11 @@
 /*
- * est_vllm.c - what vLLM 0.11.0 (V1 engine, `vllm serve`) allocates on each GPU at startup and
- * what it prints: the weights, the profiled activation peak, the non-torch memory, the KV
- * cache that fills the rest of gpu_memory_utilization x the card (rounded down to whole
- * blocks, hybrid sliding-window groups as vLLM's hybrid allocator pages them), and the CUDA
- * graphs captured after it. Formulas F-VLLM-01..12 in docs/FORMULAS.md.
+ * est_vllm.c - what vLLM (`vllm serve`) allocates on each GPU at startup and what it prints:
+ * the weights, the profiled activation peak, the non-torch memory, the KV cache that fills the
+ * rest of gpu_memory_utilization x the card (rounded down to whole blocks, hybrid
+ * sliding-window groups as vLLM's hybrid allocator pages them), and the CUDA graphs captured
+ * after it. The release picks the rules (F-VLLM-13, vllm_rules): V0 (0.5.0-0.7.x), V1 before
+ * 0.11, V1 0.11+ (the default, 0.11.0). The engine's start-up check is the verdict: where vLLM
+ * raises, the workload does not fit (F-VLLM-12). Formulas F-VLLM-01..13 in docs/FORMULAS.md.
  *
  * vLLM 0.11.0 sources this models (read at the tag, not copied): vllm/v1/worker/gpu_worker.py
  * (init_device: requested_memory = total x utilization; determine_available_memory: available
