@@ -416,6 +416,27 @@ static void version_rules(void **state)
     assert_u64(xget(&e, "kv_cache_tokens")->u64, xget(&e, "num_gpu_blocks")->u64 * 16);
 }
 
+/* --cpu-offload-gb and --data-parallel-size (F-VLLM-02). */
+static void spread_options(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w = {.engine = "vllm", .ctx_tokens = 32768, .usable_bytes = RTX4090};
+    opt(&w, "--cpu-offload-gb", "8");
+    opt(&w, "--data-parallel-size", "2");
+    struct vf_estimate e = est(&m, &w);
+    /* 16,094,076,928 - 8 GiB on the GPU; 8 GiB in host memory; the KV cache grows by as
+     * much: 5,870,822,032 + 8,589,934,592 = 14,460,756,624 B = 6895 blocks */
+    assert_u64(th_component(&e, "weights"), 16094076928ULL - (8ULL << 30));
+    assert_u64(e.host_bytes, 8ULL << 30);
+    assert_u64(xget(&e, "num_gpu_blocks")->u64, 6895);
+    assert_int_equal(e.gpus, 1); /* one replica's GPUs */
+    struct vf_workload wb = {.engine = "vllm", .usable_bytes = RTX4090};
+    opt(&wb, "--cpu-offload-gb", "-1");
+    struct vf_error err = {0};
+    assert_int_equal(vf_estimate(th_arena, &m, &wb, &e, &err), VF_EINVAL);
+}
+
 /* ------------------------------------------------------------------ accuracy */
 
 static const char *YI_34B =
@@ -688,6 +709,7 @@ int main(void)
         cmocka_unit_test(mla_boot_error), cmocka_unit_test(accuracy),
         cmocka_unit_test(fixes_apply),    cmocka_unit_test(verdict_16385),
         cmocka_unit_test(verdict_l40s),   cmocka_unit_test(version_rules),
+        cmocka_unit_test(spread_options),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

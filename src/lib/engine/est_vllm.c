@@ -51,6 +51,10 @@ static const struct vf_engine_flag vllm_flags[] = {
     {"--kv-cache-memory", "--kv-cache-memory-bytes", true,
      "KV cache size per GPU (bytes or 8GiB); replaces the utilization budget"},
     {"--pipeline-parallel-size", "-pp", true, "pipeline stages: layers divided over N more GPUs"},
+    {"--cpu-offload-gb", NULL, true,
+     "GiB of weights per GPU kept in CPU memory, read over PCIe each step (default 0)"},
+    {"--data-parallel-size", "-dp", true,
+     "replicas of the model, each on its own tp x pp GPUs (default 1)"},
     {"--dtype", NULL, true, "auto|bfloat16|float16 (noted: sizes follow --weights)"},
     {"--quantization", "-q", true, "noted: the same as --weights"},
     {NULL, NULL, false, NULL},
@@ -123,7 +127,8 @@ struct vcfg {
     uint64_t max_seqs, batched_tokens, block;
     bool eager;
     uint64_t kv_memory; /* --kv-cache-memory, 0 = none */
-    uint32_t tp, pp;
+    uint32_t tp, pp, dp;
+    uint64_t offload; /* --cpu-offload-gb in bytes, per GPU */
     enum vf_dtype kv_dtype;
     uint64_t max_len; /* --max-model-len */
     uint64_t users;
@@ -138,6 +143,7 @@ struct vcfg {
 /* What vLLM computes from a configuration (per GPU). */
 struct vres {
     uint64_t weights, act, non_torch, graphs, n_graphs;
+    uint64_t offloaded; /* weights kept in CPU memory (--cpu-offload-gb), per GPU */
     uint64_t non_torch_lo, non_torch_hi; /* F-VLLM-04: its range */
     uint64_t requested;                  /* util x usable, or the need when no card */
     int64_t avail;                       /* bytes left for the KV cache (negative: none) */
@@ -327,6 +333,12 @@ static void vllm_compute(const struct vf_model *m, const struct vf_quant *q, con
     memset(r, 0, sizeof *r);
     uint64_t ranks = (uint64_t)c->tp * c->pp;
     r->weights = weights_term(m, q, ranks);
+    /* F-VLLM-02: --cpu-offload-gb moves up to that many bytes of this GPU's weights to
+     * pinned CPU memory (vllm/model_executor/models/utils.py maybe_offload_to_cpu) */
+    if (r->weights != VF_UNKNOWN) {
+        r->offloaded = c->offload < r->weights ? c->offload : r->weights;
+        r->weights -= r->offloaded;
+    }
     r->act = profile_term(m, c);
     non_torch_term(c, ranks, r);
     graphs_term(m, c, r);
@@ -406,6 +418,19 @@ static enum vf_err parse_opts(const struct vf_workload *w, struct vcfg *c, struc
             return vf__errf(err, VF_EINVAL,
                             "--kv-cache-memory '%s': give a size (8GiB, 8589934592)", v);
     }
+    if ((v = vf_engine_opt(o, "--cpu-offload-gb"))) {
+        char *end;
+        double g = strtod(v, &end);
+        if (!*v || *end || !(g >= 0 && g <= 65536))
+            return vf__errf(err, VF_EINVAL, "--cpu-offload-gb '%s': give GiB per GPU, e.g. 4", v);
+        c->offload = (uint64_t)(g * (double)(1ULL << 30));
+    }
+    if ((v = vf_engine_opt(o, "--data-parallel-size"))) {
+        uint64_t d;
+        if (vf_parse_count(v, &d, &e2) || !d || d > 1024)
+            return vf__errf(err, VF_EINVAL, "--data-parallel-size '%s': give 1 to 1024", v);
+        c->dp = (uint32_t)d;
+    }
     if ((v = vf_engine_opt(o, "--pipeline-parallel-size"))) {
         uint64_t p;
         if (vf_parse_count(v, &p, &e2) || !p || p > 64)
@@ -458,6 +483,7 @@ static enum vf_err make_cfg(const struct vf_model *m, const struct vf_workload *
     c->util = VLLM_UTIL_DEFAULT;
     c->block = VLLM_BLOCK_DEFAULT;
     c->pp = 1;
+    c->dp = 1;
     c->version = w->engine_version ? w->engine_version : vf__engine_vllm.version;
     resolve_version(c);
     enum vf_err rc = parse_opts(w, c, err);
@@ -584,7 +610,7 @@ static enum vf_err check_cfg(const struct vf_model *m, const struct vf_workload 
                              const struct vcfg *c, struct vf_error *err)
 {
     enum vf_err rc;
-    if ((rc = vf__term_limits(c->users, (uint64_t)c->tp * c->pp, err)))
+    if ((rc = vf__term_limits(c->users, (uint64_t)c->tp * c->pp * c->dp, err)))
         return rc;
     if (c->max_len > VF_MAX_CTX_TOKENS)
         return vf__errf(err, VF_ERANGE, "context %llu is over the limit of %llu",
@@ -687,6 +713,25 @@ static void vllm_assume(struct vf_arena *a, const struct vf_model *m, const stru
                    vf_engine_opt(&w->opts, "--dtype"));
     if (c->eager)
         vf__assume(a, e, "--enforce-eager: no CUDA graphs");
+}
+
+/* The assumptions of the options that spread the model (F-VLLM-02): CPU offload, data
+ * parallelism. */
+static void spread_assume(struct vf_arena *a, const struct vcfg *c, const struct vres *r,
+                          struct vf_estimate *e)
+{
+    char b1[32];
+    if (c->offload)
+        vf__assume(a, e,
+                   "--cpu-offload-gb: %s of weights per GPU in pinned CPU memory, read over PCIe "
+                   "at every step (slow); the GPU holds the rest",
+                   vf_format_bytes(b1, sizeof b1, r->offloaded, VF_FMT_IEC));
+    if (c->dp > 1)
+        vf__assume(a, e,
+                   "--data-parallel-size %u: %u replicas, %u GPUs in all; the cards given "
+                   "(--gpu CARD:N) are one replica's tp x pp, every GPU as shown (expert "
+                   "parallelism is not modelled: experts are split by tp)",
+                   c->dp, c->dp, c->dp * c->tp * c->pp);
 }
 
 /* The components, in DESIGN section 8 names (F-VLLM-02..05, 09). */
@@ -856,9 +901,10 @@ static enum vf_err vllm_estimate(struct vf_arena *a, const struct vf_model *m,
     if (r.act == VF_UNKNOWN || r.weights == VF_UNKNOWN || r.need_kv == VF_UNKNOWN)
         return vf__errf(err, VF_ERANGE, "vllm: sizes of '%s' overflow 64 bits", m->id);
     vllm_assume(a, m, w, &c, &r, e);
+    spread_assume(a, &c, &r, e);
     vllm_components(&r, e);
     e->total_bytes = vllm_total(&c, &r);
-    e->host_bytes = 0;
+    e->host_bytes = vf__sat_mul(r.offloaded, (uint64_t)c.tp * c.pp);
     vllm_extras(&c, &r, e);
     vllm_lines(a, m, &c, &r, e);
     add_fixes(a, e, m, &e->weights, &c, &r);
