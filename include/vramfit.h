@@ -612,6 +612,10 @@ struct vf_workload {
     /* Engine versions (issue 20): --engine NAME@VERSION or --engine-version VERSION, borrowed;
      * NULL = the engine's newest modelled release (struct vf_engine.version). */
     const char *engine_version;
+    /* Issue 20: with a GPU snapshot (--gpu local), CUDA's total of the card whose free memory
+     * is usable_bytes (engines that budget a fraction of the total, as vLLM, check the free
+     * memory against it); 0 = usable_bytes is the whole card. */
+    uint64_t card_total_bytes;
 };
 
 #define VF_MAX_COMPONENTS  64
@@ -1178,7 +1182,8 @@ struct vf_card {
     const char *label; /* what to print: "RTX 4090 24 GB" */
     uint64_t usable_bytes;
     uint32_t count;
-    const char *note; /* local: what was subtracted */
+    const char *note;     /* local: what was subtracted */
+    uint64_t total_bytes; /* issue 20: local: CUDA's total of the card, 0 otherwise */
 };
 /* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
  * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */

@@ -437,6 +437,28 @@ static void spread_options(void **state)
     assert_int_equal(vf_estimate(th_arena, &m, &wb, &e, &err), VF_EINVAL);
 }
 
+/* A GPU snapshot with less free memory than the budget: vLLM 0.10+ raises at start-up
+ * (gpu_worker.py init_device), older releases budget what is free. */
+static void free_memory_check(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("llama-3.1-8b");
+    /* an RTX 4090 with 4 GiB held by another process: free 23.65 - 4 GiB */
+    struct vf_workload w = {.engine = "vllm",
+                            .ctx_tokens = 8192,
+                            .usable_bytes = RTX4090 - (4ULL << 30),
+                            .card_total_bytes = RTX4090};
+    struct vf_estimate e = est(&m, &w);
+    /* budget floor(0.9 x 25,394,413,568) = 22,854,972,211 > the free 21,099,446,272 */
+    assert_false(xget(&e, "boots")->u64);
+    assert_u64(e.total_bytes, RTX4090 - (4ULL << 30) + 1 + (22854972211ULL - 21099446272ULL));
+    assert_true(
+        has_line(e.lines, e.n_lines, "ValueError: Free memory on device (19.65/23.65 GiB)"));
+    w.engine_version = "0.9.2"; /* before the start-up snapshot (PR #19312) */
+    e = est(&m, &w);
+    assert_true(xget(&e, "boots")->u64);
+}
+
 /* ------------------------------------------------------------------ accuracy */
 
 static const char *YI_34B =
@@ -709,7 +731,7 @@ int main(void)
         cmocka_unit_test(mla_boot_error), cmocka_unit_test(accuracy),
         cmocka_unit_test(fixes_apply),    cmocka_unit_test(verdict_16385),
         cmocka_unit_test(verdict_l40s),   cmocka_unit_test(version_rules),
-        cmocka_unit_test(spread_options),
+        cmocka_unit_test(spread_options), cmocka_unit_test(free_memory_check),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

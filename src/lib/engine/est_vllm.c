@@ -133,6 +133,7 @@ struct vcfg {
     uint64_t max_len; /* --max-model-len */
     uint64_t users;
     uint64_t usable; /* 0 = no card */
+    uint64_t card;   /* CUDA's total of the card: usable, or more with a GPU snapshot */
     /* F-VLLM-13: the release's rules (issue 20) */
     const char *version; /* the release modelled, "0.11.0" */
     enum vregime regime;
@@ -154,6 +155,7 @@ struct vres {
     uint64_t blocks_per_req; /* blocks one request of max_len needs over all groups */
     uint64_t need_one;       /* bytes one request of max_len needs (the boot check) */
     uint64_t need_kv;        /* bytes users requests of max_len need */
+    bool free_short;         /* the free memory is under the budget: vLLM raises at start */
     double concurrency;
     bool boots;
 };
@@ -305,7 +307,8 @@ static void budget_term(const struct vcfg *c, uint64_t block_all, struct vres *r
         r->avail = (int64_t)c->kv_memory;
         r->requested = vf__sat_add(non_kv, c->kv_memory);
     } else if (c->usable) {
-        r->requested = (uint64_t)floor((double)c->usable * c->util);
+        r->requested = (uint64_t)floor((double)c->card * c->util);
+        r->free_short = r->requested > c->usable;
         r->avail = (int64_t)r->requested - (int64_t)(non_kv > INT64_MAX ? INT64_MAX : non_kv);
     } else {
         r->avail = (int64_t)(r->need_kv > INT64_MAX ? INT64_MAX : r->need_kv);
@@ -316,7 +319,7 @@ static void budget_term(const struct vcfg *c, uint64_t block_all, struct vres *r
     if (r->n_groups)
         r->tokens = r->num_blocks / r->n_groups * c->block;
     r->concurrency = r->blocks_per_req ? (double)r->num_blocks / (double)r->blocks_per_req : 0;
-    r->boots = r->avail > 0 && (uint64_t)r->avail >= r->need_one;
+    r->boots = !r->free_short && r->avail > 0 && (uint64_t)r->avail >= r->need_one;
 }
 
 /* Does vLLM start and hold users requests of max_len at once (F-VLLM-09/12)? */
@@ -491,6 +494,13 @@ static enum vf_err make_cfg(const struct vf_model *m, const struct vf_workload *
         return rc;
     c->tp = w->gpus ? w->gpus : 1;
     c->usable = w->usable_bytes == VF_UNKNOWN ? 0 : w->usable_bytes;
+    /* F-VLLM-09: with a GPU snapshot the budget is a fraction of the total, checked against
+     * the free memory (0.10.0 on, gpu_worker.py init_device); before, usable stands for the
+     * card */
+    c->card = c->usable;
+    if (c->usable && w->card_total_bytes > c->usable &&
+        vf_engine_version_cmp(c->version, "0.10.0") >= 0)
+        c->card = w->card_total_bytes;
     c->users = w->users ? w->users : 1;
     c->max_len = vf__term_ctx(m, w);
     c->kv_dtype = vf__term_kv_dtype(m, w);
@@ -522,8 +532,10 @@ static void budget_fix(struct vf_arena *a, struct vf_estimate *e, const struct v
                     (unsigned long long)c->users, vf_format_tokens(b2, sizeof b2, c->max_len));
         return;
     }
-    double u = ceil((double)need / (double)c->usable * 100.0) / 100.0;
-    if (u <= 1.0 && (uint64_t)floor(u * (double)c->usable) + r->graphs <= c->usable)
+    /* the utilization is a fraction of the card's total; the budget and the graphs must stay
+     * within the free memory (c->usable) */
+    double u = ceil((double)need / (double)c->card * 100.0) / 100.0;
+    if (u <= 1.0 && (uint64_t)floor(u * (double)c->card) + r->graphs <= c->usable)
         vf__fix(a, e, "--gpu-memory-utilization %.2f  (KV cache %s: room for %llu x %s)", u,
                 vf_format_bytes(b1, sizeof b1, kv, VF_FMT_IEC), (unsigned long long)c->users,
                 vf_format_tokens(b2, sizeof b2, c->max_len));
@@ -538,6 +550,12 @@ static void add_fixes(struct vf_arena *a, struct vf_estimate *e, const struct vf
     bool short_card = c->usable && r->requested + r->graphs > c->usable;
     if (!c->usable || (!short_kv && !short_card))
         return;
+    if (r->free_short) { /* vLLM stops before the model loads: only the budget matters */
+        budget_fix(a, e, c, r);
+        vf__fix(a, e, "free %s on the GPU (other processes hold it; 'vramfit smi' names them)",
+                vf_format_bytes(b1, sizeof b1, r->requested - c->usable, VF_FMT_IEC));
+        return;
+    }
 
     if (short_kv) {
         /* the largest --max-model-len for the asked users */
@@ -663,10 +681,13 @@ static void vllm_assume(struct vf_arena *a, const struct vf_model *m, const stru
                          "vLLM measured"
                        : "");
     else if (c->usable)
-        vf__assume(a, e, "--gpu-memory-utilization %.2f%s: vLLM takes %s of the card's %s", c->util,
-                   c->util_given ? "" : " (default)",
+        vf__assume(a, e, "--gpu-memory-utilization %.2f%s: vLLM takes %s of the card's %s%s%s%s",
+                   c->util, c->util_given ? "" : " (default)",
                    vf_format_bytes(b1, sizeof b1, r->requested, VF_FMT_IEC),
-                   vf_format_bytes(b2, sizeof b2, c->usable, VF_FMT_IEC));
+                   vf_format_bytes(b2, sizeof b2, c->card, VF_FMT_IEC),
+                   c->card > c->usable ? " (total; free now " : "",
+                   c->card > c->usable ? vf_format_bytes(b3, sizeof b3, c->usable, VF_FMT_IEC) : "",
+                   c->card > c->usable ? ", vLLM checks the budget against it)" : "");
     else
         vf__assume(a, e,
                    "no card given: the budget is what %llu x %s tokens need (vLLM itself "
@@ -769,6 +790,8 @@ static uint64_t vllm_total(const struct vcfg *c, const struct vres *r)
         return vf__sat_add(r->requested, r->graphs);
     if (!c->usable)
         return vf__sat_add(need_all, r->graphs);
+    if (r->free_short) /* over the free memory by what the budget lacks */
+        return vf__sat_add(c->usable + 1, r->requested - c->usable);
     uint64_t room = vf__sat_mul(r->num_blocks, r->page * r->group_size);
     return vf__sat_add(c->usable + 1, r->need_kv > room ? r->need_kv - room : 0);
 }
@@ -852,6 +875,14 @@ static void vllm_lines_v1(struct vf_arena *a, const struct vf_model *m, const st
                           const struct vres *r, struct vf_estimate *e)
 {
     char b1[32], b2[32];
+    if (r->free_short) {
+        vf__line(a, e,
+                 "ValueError: Free memory on device (%.2f/%.2f GiB) on startup is less than "
+                 "desired GPU memory utilization (%g, %.2f GiB). Decrease GPU memory "
+                 "utilization or reduce GPU memory used by other processes.",
+                 gib(c->usable), gib(c->card), c->util, gib(r->requested));
+        return;
+    }
     vf__line(a, e, "Model loading took %.4f GiB", gib(r->weights));
     if (r->avail <= 0) {
         vf__line(a, e,
