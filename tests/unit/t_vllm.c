@@ -552,6 +552,13 @@ static void score_rows(struct arow *rows)
     struct vf_model yi = cfg_model(YI_34B);
     struct vf_workload we = {.gpus = 4, .usable_bytes = RTX4090};
     rows[4].e = est_at(&yi, &we, rows[4].version);
+    /* vllm-winbuild4: its model is not named, but its 396,928 tokens of one full-attention
+     * group are 24,808 blocks whatever the model: any such model with that many blocks scores
+     * the concurrency rule at 131072 tokens (8192 blocks a request): Llama 3.1 8B, 2 MiB a
+     * block, --kv-cache-memory 24,808 x 2 MiB */
+    struct vf_workload wf = {.ctx_tokens = 131072, .usable_bytes = H100};
+    opt(&wf, "--kv-cache-memory", "52026146816");
+    rows[5].e = est_at(&l31, &wf, rows[5].version);
 }
 
 /* The median of n |errors|. */
@@ -656,6 +663,12 @@ static void accuracy(void **state)
          {.n_components = 0}},
         {"vllm-15871", "0.8.3", "tool_version: v0.8.3.dev172 (V1)", false, {.n_components = 0}},
         {"vllm-7553", "0.5.4", "tool_version: 0.5.4 (V0)", false, {.n_components = 0}},
+        {"vllm-winbuild4",
+         "0.11.0",
+         "date: a May 2026 build, 0.11+ ('GPU KV cache size' and 'Graph capturing finished' "
+         "lines)",
+         false,
+         {.n_components = 0}},
     };
     score_rows(rows);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
@@ -675,6 +688,7 @@ static void accuracy(void **state)
         {2, "GPU blocks from 14.65 GiB", W_BLOCKS, 6001, 0.001},
         {3, "KV for one 32k request GiB", W_NEED, 0.95, 0.01},
         {4, "CUDA graphs GiB (TP 4)", W_GRAPHS, 2464.0 / 1024, 0},
+        {5, "concurrency from its KV tokens", W_CONC, 3.03, 0.001},
     };
     print_cases(rows, cases, sizeof cases / sizeof cases[0]);
     /* the engine refused to start in vllm-15871: predicted not to start */
@@ -683,8 +697,8 @@ static void accuracy(void **state)
                   xget(&rows[3].e, "boots")->u64 ? "starts (WRONG)" : "refuses");
     print_loo(rows);
     print_message(
-        "not scored: vllm-winbuild4 (0.11+ by date; its graph line is the fitted row, the model "
-        "is not named); vllm-blog-robotmunki-gemma4 (0.11+ by date; Gemma 4 not in the catalog, "
+        "not scored: vllm-winbuild4's graph line (the fitted row; the model is not named); "
+        "vllm-blog-robotmunki-gemma4 (0.11+ by date; Gemma 4 not in the catalog, "
         "card and utilization not in the excerpt); vllm-club3090-295, -612 (0.24.0), -642 "
         "(0.11+ by date): Qwen3.6 hybrid linear attention, whose recurrent state vLLM pages with "
         "the KV cache and vramfit does not model yet, and not in the catalog\n");
