@@ -459,6 +459,40 @@ static void free_memory_check(void **state)
     assert_true(xget(&e, "boots")->u64);
 }
 
+/* Issue 20: an FP8 checkpoint whose quantization_config keeps attention at 16 bits
+ * ("ignore": compressed-tensors; "modules_to_not_convert": transformers) weighs what the
+ * checkpoint says. Llama-3.1-8B-shaped: per layer attention q 4096 x 4096, k and v
+ * 1024 x 4096, o 4096 x 4096 = 41,943,040 parameters, x 32 layers = 1,342,177,280 at 2 B
+ * instead of 1 B (+ the per-tensor fp32 scales it no longer has: 4 x 4 x 32 = 512 B). */
+#define FP8_CFG                                                                                \
+    "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096," \
+    "\"intermediate_size\":14336,\"num_hidden_layers\":32,\"num_attention_heads\":32,"         \
+    "\"num_key_value_heads\":8,\"vocab_size\":128256,\"max_position_embeddings\":8192,"        \
+    "\"torch_dtype\":\"bfloat16\",\"quantization_config\":{\"quant_method\":\"fp8\"%s}}"
+
+static uint64_t fp8_weights(const char *extra)
+{
+    char json[1024];
+    snprintf(json, sizeof json, FP8_CFG, extra);
+    struct vf_model m = cfg_model(json);
+    return vf_model_weight_bytes(&m, &m.native);
+}
+
+static void kept_modules(void **state)
+{
+    (void)state;
+    uint64_t all = fp8_weights("");
+    uint64_t attn16 = all + 1342177280ULL - 512;
+    assert_u64(fp8_weights(",\"modules_to_not_convert\":[\"lm_head\",\"self_attn\"]"), attn16);
+    assert_u64(fp8_weights(",\"ignore\":[\"lm_head\",\"re:.*self_attn.*\"]"), attn16);
+    /* only o_proj kept: 4096 x 4096 x 32 = 536,870,912 more bytes, 128 B of scales less */
+    assert_u64(fp8_weights(",\"ignored_layers\":[\"o_proj\"]"), all + 536870912ULL - 128);
+    /* lm_head and the router ("mlp.gate", gpt-oss's "mlp.router") are kept by every scheme
+     * anyway; one layer's modules cannot be held by the class set: unchanged */
+    assert_u64(fp8_weights(",\"modules_to_not_convert\":[\"model.layers.*.mlp.router\"]"), all);
+    assert_u64(fp8_weights(",\"ignore\":[\"lm_head\",\"model.layers.0.self_attn.q_proj\"]"), all);
+}
+
 /* ------------------------------------------------------------------ accuracy */
 
 static const char *YI_34B =
@@ -746,6 +780,7 @@ int main(void)
         cmocka_unit_test(fixes_apply),    cmocka_unit_test(verdict_16385),
         cmocka_unit_test(verdict_l40s),   cmocka_unit_test(version_rules),
         cmocka_unit_test(spread_options), cmocka_unit_test(free_memory_check),
+        cmocka_unit_test(kept_modules),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
