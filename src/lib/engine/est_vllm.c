@@ -92,7 +92,8 @@ static const struct vf_engine_rule vllm_rules[] = {
     {"0.5.0", "V0",
      "V0 engine: KV cache = utilization x card - profile peak (non-torch memory counts the CUDA "
      "context); the profile is max_num_batched_tokens = max(max_model_len, 2048) with chunked "
-     "prefill off (it is on, at 512 tokens, only past 32000 tokens of context), 256 sequences; "
+     "prefill off (it is on, at 512 tokens as in 0.5-0.6, only past 32000 tokens of context; "
+     "0.7's chunk size not checked), 256 sequences; "
      "decode CUDA graphs for batch 1, 2, 4, 8..256 up to max_num_seqs, above the budget; one "
      "KV pool for every layer",
      "vllm/engine/arg_utils.py (use_long_context), vllm/config.py SchedulerConfig, "
