@@ -3,7 +3,9 @@
 #   (a) llama.cpp buffers against real llama.cpp on CPU (bench/accuracy-llamacpp.sh: a sweep of
 #       generated GGUF files through ../shared/peers; skipped without node/npm);
 #   (b) vLLM and Ollama predictions against shared/reference/measured-public.jsonl, as the
-#       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c);
+#       table-driven unit tests print them (tests/unit/t_vllm.c, t_ollama.c); vLLM: every row
+#       with the release it is mapped to and how, per quantity, medians per rule set and per
+#       half, leave-one-out and leave-one-source-out of the fitted constants (issue 20);
 #   (c) the training estimator against the public training measurements
 #       (bench/accuracy-train.sh), the image/video estimators against the diffusion rows
 #       (bench/accuracy-diffusion.sh); both score with bench/score.sh.

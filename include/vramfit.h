@@ -643,6 +643,13 @@ struct vf_workload {
     const char *ctv;             /* -ctv as given, checked against -ctk */
     const char *engine_by;       /* the engine's own flag that selected the engine, or NULL */
     unsigned cmd;                /* the VF_CMD_* the options are for (vf_workload_init) */
+    /* Engine versions (issue 20): --engine NAME@VERSION or --engine-version VERSION, borrowed;
+     * NULL = the engine's newest modelled release (struct vf_engine.version). */
+    const char *engine_version;
+    /* Issue 20: with a GPU snapshot (--gpu local), CUDA's total of the card whose free memory
+     * is usable_bytes (engines that budget a fraction of the total, as vLLM, check the free
+     * memory against it); 0 = usable_bytes is the whole card. */
+    uint64_t card_total_bytes;
 };
 
 #define VF_MAX_COMPONENTS  64
@@ -706,6 +713,9 @@ struct vf_estimate {
     /* Set for the fit solver's probes, which read only the totals: assumptions, engine lines
      * and fixes are not formatted (they stay empty). */
     bool totals_only;
+    /* Engine versions (issue 20): the release whose rules were used (JSON "engine_version"),
+     * NULL for an engine without versions. */
+    const char *engine_version;
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 
@@ -715,6 +725,15 @@ struct vf_engine_flag {
     const char *alias; /* another spelling or NULL ("--n-gpu-layers") */
     bool takes_value;
     const char *help; /* one line, with the accepted forms */
+};
+
+/* Engine versions (issue 20): one rule of an engine that changed at a release. An engine's
+ * table lists them oldest first; a version uses every rule whose `since` is not newer. */
+struct vf_engine_rule {
+    const char *since;  /* the first release with the rule, "0.8.0" */
+    const char *regime; /* the rule set it belongs to, "V1", shown by 'vramfit help engines' */
+    const char *rule;   /* what changed, one line */
+    const char *source; /* the changelog entry, pull request or source file that says so */
 };
 
 /* One engine: every estimator sits behind this table (issue 4 adds more rows). */
@@ -729,6 +748,9 @@ struct vf_engine {
                             const struct vf_workload *w, struct vf_estimate *out,
                             struct vf_error *err);
     const struct vf_engine_flag *flags; /* its own flags (NULL-name terminated), or NULL */
+    /* Engine versions (issue 20): the rules that changed by release (NULL-since terminated,
+     * oldest first), or NULL for an engine modelled at one release only. */
+    const struct vf_engine_rule *rules;
 };
 /* The engine by name (case-insensitive, "llama.cpp" = "llamacpp"); NULL when unknown. */
 const struct vf_engine *vf_engine_find(const char *name);
@@ -737,6 +759,14 @@ const struct vf_engine *vf_engine_find(const char *name);
 const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_error *err);
 /* All engines, for help texts. */
 const struct vf_engine *const *vf_engines(size_t *n);
+/* Engine versions (issue 20): compares release strings by their numbers ("0.6" < "0.6.4" <
+ * "0.11.0"; a leading letter such as llama.cpp's "b" is skipped): <0, 0, >0. */
+int vf_engine_version_cmp(const char *a, const char *b);
+/* Engine versions (issue 20): checks `version` against e's rules: VF_OK when e models it (any
+ * release from its oldest rule on; newer than the newest uses the newest rules), else
+ * VF_EINVAL naming the releases modelled. An engine without rules accepts only its own. */
+enum vf_err vf_engine_version_check(const struct vf_engine *e, const char *version,
+                                    struct vf_error *err);
 
 /* ------------------------------------------------------------------ options */
 
@@ -1219,7 +1249,8 @@ struct vf_card {
     const char *label; /* what to print: "RTX 4090 24 GB" */
     uint64_t usable_bytes;
     uint32_t count;
-    const char *note; /* local: what was subtracted */
+    const char *note;     /* local: what was subtracted */
+    uint64_t total_bytes; /* issue 20: local: CUDA's total of the card, 0 otherwise */
 };
 /* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
  * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */

@@ -229,6 +229,13 @@ static int engines_help(void)
         for (const struct vf_engine_flag *f = all[i]->flags; f && f->name; f++)
             printf("  %s%s%s%s  %s\n", f->name, f->alias ? ", " : "", f->alias ? f->alias : "",
                    f->takes_value ? " X" : "", f->help ? f->help : "");
+        /* issue 20: the releases modelled, each rule with the release it changed in */
+        if (all[i]->rules && all[i]->rules[0].since)
+            printf("  versions: --engine %s@VERSION, %s or newer (default %s):\n", all[i]->name,
+                   all[i]->rules[0].since, all[i]->version);
+        for (const struct vf_engine_rule *r = all[i]->rules; r && r->since; r++)
+            printf("    from %s (%s): %s\n      source: %s\n", r->since, r->regime, r->rule,
+                   r->source);
     }
     return fflush(stdout) == EOF ? EXIT_ERR : EXIT_YES;
 }

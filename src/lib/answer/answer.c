@@ -67,8 +67,10 @@ static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bo
                 : VF_RT_DRIVER_RESERVE_BYTES;
         uint64_t usable = g->total_bytes > reserve ? g->total_bytes - reserve : 0;
         uint64_t free_now = usable > g->used_bytes ? usable - g->used_bytes : 0;
-        if (free_now < budget)
+        if (free_now < budget) {
             budget = free_now;
+            out->total_bytes = usable; /* issue 20: that card's CUDA total */
+        }
     }
     out->usable_bytes = budget;
     out->name = vf_arena_printf(a, "local GPU%s", out->count > 1 ? "s" : "");
@@ -180,6 +182,7 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
             return rc;
         w->gpus = out->card.count;
         w->usable_bytes = out->card.usable_bytes;
+        w->card_total_bytes = out->card.total_bytes; /* issue 20 */
         out->has_fit = true;
     } else if (w->gpus_asked) {
         w->gpus = w->gpus_asked;

@@ -43,6 +43,11 @@ const struct vf_engine *vf_engine_find(const char *name)
 const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_error *err)
 {
     size_t n = sizeof engines / sizeof engines[0];
+    if ((!w->engine || !*w->engine) && w->engine_version) {
+        vf__errf(err, VF_EINVAL, "--engine-version %s: say which engine (--engine vllm@%s)",
+                 w->engine_version, w->engine_version);
+        return NULL;
+    }
     if (!w->engine || !*w->engine) {
         for (size_t i = 0; i < n; i++)
             if (engines[i]->tasks & TASK(w->task))
@@ -66,7 +71,61 @@ const struct vf_engine *vf_engine_for(const struct vf_workload *w, struct vf_err
                  vf_task_name(w->task), list);
         return NULL;
     }
+    if (w->engine_version && vf_engine_version_check(e, w->engine_version, err))
+        return NULL;
     return e;
+}
+
+/* ------------------------------------------------------------ engine versions (issue 20) */
+
+/* The next number of a release string from *p ("0.11.0": 0, 11, 0), -1 at its end. */
+static long version_part(const char **p)
+{
+    while (**p && (**p < '0' || **p > '9'))
+        (*p)++;
+    if (!**p)
+        return -1;
+    long v = 0;
+    while (**p >= '0' && **p <= '9' && v < 100000000)
+        v = v * 10 + (*(*p)++ - '0');
+    return v;
+}
+
+int vf_engine_version_cmp(const char *a, const char *b)
+{
+    for (;;) {
+        long x = version_part(&a), y = version_part(&b);
+        if (x < 0 && y < 0)
+            return 0;
+        x = x < 0 ? 0 : x; /* a missing part counts as 0: "0.6" = "0.6.0" */
+        y = y < 0 ? 0 : y;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+}
+
+enum vf_err vf_engine_version_check(const struct vf_engine *e, const char *version,
+                                    struct vf_error *err)
+{
+    const char *p = version;
+    bool digits = false;
+    for (; *p; p++)
+        digits |= *p >= '0' && *p <= '9';
+    if (!digits || strlen(version) > 24)
+        return vf__errf(err, VF_EINVAL, "%s@%s: a version is a release number such as %s", e->name,
+                        version, *e->version ? e->version : "0.6");
+    if (!e->rules || !e->rules[0].since) {
+        if (*e->version && !vf_engine_version_cmp(version, e->version))
+            return VF_OK;
+        return vf__errf(err, VF_EINVAL, "%s@%s: %s has no versions modelled yet (it models: %s)",
+                        e->name, version, e->name, *e->version ? e->version : "one release");
+    }
+    if (vf_engine_version_cmp(version, e->rules[0].since) < 0)
+        return vf__errf(err, VF_EINVAL,
+                        "%s@%s: the oldest release modelled is %s ('vramfit help engines' lists "
+                        "the rules by release)",
+                        e->name, version, e->rules[0].since);
+    return VF_OK;
 }
 
 /* Why a result is incomplete (struct vf_estimate.incomplete); vf_estimate() turns it into an
@@ -261,6 +320,9 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         (unsigned long long)w->ctx_tokens, m->id,
                         (unsigned long long)m->max_ctx_tokens);
     enum vf_err rc = e->estimate(a, m, w, out, err);
+    /* issue 20: the release whose rules were used, for the engines with versions */
+    if (!out->engine_version && (w->engine_version || (e->rules && e->rules[0].since)))
+        out->engine_version = w->engine_version ? w->engine_version : e->version;
     if (!rc && out->incomplete) /* a limit is an error, never a result with parts left out */
         rc = out->incomplete == OUT_OF_MEMORY
                  ? vf__errf(err, VF_ENOMEM, "estimate of '%s': %s", m->id, out->incomplete)

@@ -25,6 +25,7 @@ enum opt_id {
     O_KV_DTYPE,
     O_KV_DTYPE_V,
     O_ENGINE,
+    O_ENGINE_VERSION, /* issue 20 */
     O_TASK,
     O_TRAIN_KNOB, /* vf_train_set by the option's key (its primary name without dashes) */
     O_BATCH,
@@ -89,7 +90,11 @@ static const struct vf_option table[] = {
      false, NULL, "llama.cpp's V cache type (the same as -ctk for now)"},
     {O_ENGINE, "--engine", NULL, VF_KIND_TEXT, "E", NULL, 0, 0, ALL_CMDS, 0, false, NULL,
      "generic vllm llama.cpp ollama transformers pytorch comfyui diffusers ('vramfit help "
-     "engines': their own flags)"},
+     "engines': their own flags); NAME@VERSION picks that release's rules (vllm@0.6)"},
+    {O_ENGINE_VERSION, "--engine-version", NULL, VF_KIND_TEXT, "VERSION", NULL, 0, 0, ALL_CMDS, 0,
+     false, NULL,
+     "the engine release whose rules to use (default the newest modelled; 'vramfit help "
+     "engines' lists them)"},
     {O_TASK, "--task", NULL, VF_KIND_ENUM, "T", NULL, 0, 0, ALL_CMDS, 0, false, NULL,
      "infer train image video (default: the model's)"},
     {O_FORCE, "--force", NULL, VF_KIND_FLAG, NULL, NULL, 0, 0, ALL_CMDS, 0, false, NULL,
@@ -508,11 +513,21 @@ static enum vf_err set_count(struct vf_workload *w, const struct vf_option *o, c
 /* --engine: a known engine, and no flag of another engine given before it. */
 static enum vf_err set_engine(struct vf_workload *w, const char *val, struct vf_error *err)
 {
-    const struct vf_engine *eng = vf_engine_find(val);
+    /* --engine NAME@VERSION (issue 20): the name looked up without the version */
+    const char *at = strchr(val, '@');
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", at ? (int)(at - val) : (int)strlen(val), val);
+    const struct vf_engine *eng = vf_engine_find(name);
     if (!eng) {
         char list[256];
         engine_list(list, sizeof list);
-        return usage(err, "--engine: unknown engine '%s' (available: %s)", val, list);
+        return usage(err, "--engine: unknown engine '%s' (available: %s)", name, list);
+    }
+    if (at) {
+        struct vf_error ve = {0};
+        if (vf_engine_version_check(eng, at + 1, &ve))
+            return usage(err, "--engine: %s", ve.msg);
+        w->engine_version = at + 1;
     }
     /* flags of another engine given before --engine */
     for (size_t i = 0; i < w->opts.n; i++)
@@ -523,7 +538,7 @@ static enum vf_err set_engine(struct vf_workload *w, const char *val, struct vf_
                          owner ? owner->name : "another engine", eng->name,
                          owner ? owner->name : "...");
         }
-    w->engine = val;
+    w->engine = at ? eng->name : val;
     w->engine_by = NULL;
     return VF_OK;
 }
@@ -677,6 +692,9 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
         return VF_OK;
     case O_ENGINE:
         return set_engine(w, val, err);
+    case O_ENGINE_VERSION: /* checked against the engine when it is known (vf_engine_for) */
+        w->engine_version = val;
+        return VF_OK;
     case O_OFFLOAD:
         return set_offload(w, name, val, err);
     case O_FX:

@@ -30,19 +30,33 @@
 /* F-DIF-05: ComfyUI's minimum_inference_memory() less the reserve: (1024^3) x 0.8 bytes. */
 #define VF_RT_COMFY_MIN_INFERENCE_BYTES 858993459ULL
 
-/* F-VLLM-04: vLLM's non-torch memory per GPU: CUDA context, cuBLAS/cuDNN handles and the
- * kernels loaded lazily during the profile run. 0.35 GiB measured on an RTX 3090 with
- * Llama-3.1-8B (measured-public.jsonl vllm-10517-llama31-8b-3090-20k, non_torch_memory=0.35GiB;
- * one row: a calibrated guess, the assumptions say so). */
-#define VF_RT_VLLM_NON_TORCH_BYTES ((uint64_t)(0.35 * (1ULL << 30)))
-/* F-VLLM-04: with tensor or pipeline parallelism, NCCL communicators and the custom all-reduce
- * IPC buffers (assumed: NCCL's default 4 MiB buffers x channels x peers plus custom
- * all-reduce's 2 x 8 MiB; no measured row separates it). */
-#define VF_RT_VLLM_NCCL_BYTES (512ULL << 20)
+/* F-VLLM-04: vLLM's non-torch memory per GPU, from its parts (issue 20).
+ * Kernels and workspaces: cuBLAS/cuBLASLt workspaces and the kernel modules loaded lazily
+ * during the profile run, the increase over the start-up snapshot: 0.16 GiB measured on an
+ * H100 (measured-public.jsonl vllm-pr12126, "non_torch_memory takes 0.16GiB", TP 1, eager;
+ * one row: the assumptions say so). Low end: the cuBLAS workspaces alone
+ * (VF_RT_CUBLAS_WORKSPACE_BYTES); high end: twice the measured (the kernels loaded depend on
+ * the attention backend and the quantization). */
+#define VF_RT_VLLM_KERNELS_BYTES ((uint64_t)(0.16 * (1ULL << 30)))
+/* F-VLLM-04: the CUDA context where the release counts it as non-torch memory (V0 before
+ * 0.6.5, V1 before 0.10): vllm-10517 measured 0.35 GiB of non-torch memory on an RTX 3090
+ * (0.6.4 accounting, which counts the context), less the kernels and workspaces above:
+ * 0.19 GiB (fitted on that one row: the assumptions say so). High end: PyTorch's "around
+ * 400MB" context (VF_RT_CUDA_CONTEXT_BYTES). */
+#define VF_RT_VLLM_CONTEXT_BYTES ((uint64_t)(0.19 * (1ULL << 30)))
+/* F-VLLM-04: with tensor or pipeline parallelism, per GPU: two NCCL communicators (torch's
+ * process group and vLLM's PyNcclCommunicator, vllm/distributed/parallel_state.py) of
+ * NCCL_BUFFSIZE 4 MiB x 2 directions x 16 channels = 128 MiB each, and custom all-reduce's
+ * 8 MiB buffers (custom_all_reduce.py max_size): 256 MiB assumed, 64-512 MiB as the range
+ * (the channel count depends on the topology; no measured row separates it). */
+#define VF_RT_VLLM_NCCL_BYTES    (256ULL << 20)
+#define VF_RT_VLLM_NCCL_LO_BYTES (64ULL << 20)
+#define VF_RT_VLLM_NCCL_HI_BYTES (512ULL << 20)
 /* F-VLLM-05: device memory per captured CUDA graph per decoder layer (vLLM V1 piecewise and
- * full graphs share one pool; 128 KiB per layer per graph reproduces the V1 log "Capturing
- * CUDA graphs ... 19 + 11 graphs ... took 0.11 GiB", vllm-winbuild4-cudagraph-pool, for a
- * model of about 30 layers). */
+ * full graphs share one pool; 128 KiB per layer per graph reproduces the V1 log "Graph
+ * capturing finished ..., took 0.11 GiB" of vllm-winbuild4-cudagraph-pool for about 30 graphs
+ * of a model of about 30 layers: fitted on that one row, whose model is not named; the V0 row
+ * vllm-7553 measures 9x more per graph and layer at TP 4, see docs/FORMULAS.md accuracy). */
 #define VF_RT_VLLM_GRAPH_BYTES_PER_LAYER (128ULL << 10)
 
 /* The driver's reservation of a card not in the catalog: 438 MiB, nvidia-smi's total less

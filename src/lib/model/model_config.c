@@ -485,6 +485,74 @@ static enum vf_err compressed_tensors(const struct cfg *c, const json_t *q, stru
     return VF_OK;
 }
 
+/* Issue 20: the classes one entry of a checkpoint's list of modules kept unquantized names,
+ * matched as transformers matches modules_to_not_convert (a substring of the module name) and
+ * compressed-tensors its "re:" patterns (the pattern's text); an entry naming one layer
+ * ("model.layers.0.self_attn") is per layer, which the class mask cannot hold: 0. */
+static uint32_t kept_classes(const char *e)
+{
+#define C(x) (1u << (x))
+    const uint32_t attn =
+        C(VF_T_ATTN_Q) | C(VF_T_ATTN_K) | C(VF_T_ATTN_V) | C(VF_T_ATTN_QKV) | C(VF_T_ATTN_O);
+    const uint32_t gate = C(VF_T_FFN_GATE) | C(VF_T_FFN_GATE_EXP) | C(VF_T_FFN_GATE_SHEXP);
+    const uint32_t up = C(VF_T_FFN_UP) | C(VF_T_FFN_UP_EXP) | C(VF_T_FFN_UP_SHEXP);
+    const uint32_t down = C(VF_T_FFN_DOWN) | C(VF_T_FFN_DOWN_EXP) | C(VF_T_FFN_DOWN_SHEXP);
+    const char *l = strstr(e, "layers.");
+    if (l && l[7] >= '0' && l[7] <= '9')
+        return 0;
+    uint32_t k = 0;
+    if (strstr(e, "self_attn") || strstr(e, "attention") || strstr(e, ".attn"))
+        k |= attn;
+    k |= strstr(e, "q_proj") ? C(VF_T_ATTN_Q) : 0;
+    k |= strstr(e, "k_proj") ? C(VF_T_ATTN_K) : 0;
+    k |= strstr(e, "v_proj") ? C(VF_T_ATTN_V) : 0;
+    k |= strstr(e, "qkv_proj") ? C(VF_T_ATTN_QKV) : 0;
+    k |= strstr(e, "o_proj") ? C(VF_T_ATTN_O) : 0;
+    k |= strstr(e, "gate_proj") ? gate : 0;
+    k |= strstr(e, "up_proj") ? up : 0;
+    k |= strstr(e, "down_proj") ? down : 0;
+    if (strstr(e, "shared_expert"))
+        k |= C(VF_T_FFN_GATE_SHEXP) | C(VF_T_FFN_UP_SHEXP) | C(VF_T_FFN_DOWN_SHEXP);
+    else if (strstr(e, "experts"))
+        k |= C(VF_T_FFN_GATE_EXP) | C(VF_T_FFN_UP_EXP) | C(VF_T_FFN_DOWN_EXP);
+    const char *mlp = strstr(e, "mlp");
+    /* "mlp.gate" and "mlp.router" are the router, kept anyway */
+    if (mlp && !strstr(e, "mlp.gate") && !strstr(e, "router") && !k)
+        k |= gate | up | down;
+    if (strstr(e, "mamba") || strstr(e, "linear_attn") || strstr(e, "mixer"))
+        k |= C(VF_T_SSM);
+    return k;
+#undef C
+}
+
+/* Issue 20: the modules a quantized checkpoint keeps at 16 bits ("ignore" of
+ * compressed-tensors, "modules_to_not_convert" of transformers' fp8/awq/bitsandbytes/mxfp4
+ * configs, "ignored_layers" of vLLM's fp8 config) leave the scheme's class set (struct
+ * vf_quant.classes; 0 there stands for quant.c's linear classes, spelled out here). */
+static void kept_modules(const json_t *q, struct vf_model *m)
+{
+    static const char *const keys[] = {"ignore", "modules_to_not_convert", "ignored_layers"};
+    uint32_t kept = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const json_t *list = json_object_get(q, keys[i]);
+        size_t j;
+        json_t *v;
+        json_array_foreach((json_t *)list, j, v)
+        {
+            if (json_is_string(v))
+                kept |= kept_classes(json_string_value(v));
+        }
+    }
+    if (!kept)
+        return;
+    uint32_t set = m->native.classes;
+    if (!set)
+        for (int c = VF_T_ATTN_Q; c <= VF_T_SSM; c++)
+            if (c != VF_T_ROUTER)
+                set |= 1u << c;
+    m->native.classes = set & ~kept;
+}
+
 /* Native storage from torch_dtype and quantization_config (see FORMULAS.md F-W notes). */
 static enum vf_err native(const struct cfg *c, struct vf_model *m)
 {
@@ -535,13 +603,17 @@ static enum vf_err native(const struct cfg *c, struct vf_model *m)
             strcpy(m->native.name, "int8");
         }
     } else if (is(meth, "compressed-tensors")) {
-        return compressed_tensors(c, q, m);
+        enum vf_err rc = compressed_tensors(c, q, m);
+        if (!rc)
+            kept_modules(q, m);
+        return rc;
     } else {
         return vf__errf(c->err, VF_EUNSUPPORTED,
                         "config: '%s': quantization_config quant_method '%s' is not supported "
                         "(known: fp8, mxfp4, awq, gptq, bitsandbytes, compressed-tensors)",
                         c->origin, meth ? meth : "(missing)");
     }
+    kept_modules(q, m);
     return VF_OK;
 }
 

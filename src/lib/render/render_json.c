@@ -222,6 +222,8 @@ static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
     vf__jw_open(j, NULL, '{');
     model_jw(j, &e->model);
     vf__jw_str(j, "engine", e->engine);
+    if (e->engine_version) /* issue 20 */
+        vf__jw_str(j, "engine_version", e->engine_version);
     vf__jw_text(j, "task", vf_task_name(e->task));
     vf__jw_text(j, "weights", e->weights.name);
     vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
