@@ -607,8 +607,11 @@ struct vf_workload {
     uint64_t llamacpp_total_ctx; /* llama.cpp's -c: ctx x slots */
     uint64_t np;                 /* llama.cpp's -np, 0 = not given */
     const char *ctv;             /* -ctv as given, checked against -ctk */
-    const char *engine_by;       /* the engine's own flag that selected the engine, or NULL */
-    unsigned cmd;                /* the VF_CMD_* the options are for (vf_workload_init) */
+    /* issue 21: llama.cpp's -ctv, a V cache type apart from K (kv_dtype); VF_DT_DEFAULT = the
+     * same as kv_dtype. Only llama.cpp accepts a V type that differs. */
+    enum vf_dtype kv_dtype_v;
+    const char *engine_by; /* the engine's own flag that selected the engine, or NULL */
+    unsigned cmd;          /* the VF_CMD_* the options are for (vf_workload_init) */
 };
 
 #define VF_MAX_COMPONENTS  64
@@ -638,6 +641,9 @@ struct vf_estimate {
     uint32_t gpus;
     uint64_t weights_bytes;      /* the whole model at the chosen storage */
     uint64_t kv_bytes_per_token; /* per sequence, all layers, at kv_dtype */
+    /* issue 21: the V cache type when it differs from kv_dtype (then kv_dtype is K's and JSON
+     * prints kv_dtype_k and kv_dtype_v); VF_DT_DEFAULT when K and V are alike. */
+    enum vf_dtype kv_dtype_v;
     struct vf_component components[VF_MAX_COMPONENTS];
     size_t n_components;
     uint64_t total_bytes; /* peak on the most loaded GPU */

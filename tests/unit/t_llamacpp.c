@@ -95,6 +95,33 @@ static void test_quant_v_needs_fa(void **s)
     assert_u64(comp_on(&e, "kv_buffer", 0), (1ULL << 30) / 64 * 34);
 }
 
+/* issue 21: -ctk/-ctv apart. K q8_0 + V f16 on Llama 3.1 8B: 32 layers x 8 KV heads x
+ * (136 B + 256 B) = 100352 B per token; at 8192 cells 784 MiB (1 GiB x 392/512). A quantized V
+ * with an f16 K still needs flash attention; an MLA model refuses the mix (llama.cpp's
+ * llama_init_from_model: "model does not support different K and V cache types"). */
+static void test_mixed_kv(void **s)
+{
+    (void)s;
+    struct vf_workload w = {
+        .ctx_tokens = 8192, .users = 1, .kv_dtype = VF_DT_Q8_0, .kv_dtype_v = VF_DT_F16};
+    struct vf_estimate e = run("llama-3.1-8b", &w, VF_OK);
+    assert_u64(e.kv_bytes_per_token, 100352);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 784 * MIB);
+    assert_int_equal(e.kv_dtype, VF_DT_Q8_0);
+    assert_int_equal(e.kv_dtype_v, VF_DT_F16);
+    struct vf_workload w2 = {.ctx_tokens = 8192, .users = 1, .kv_dtype_v = VF_DT_Q4_0};
+    opt(&w2, "-fa", "off");
+    run("llama-3.1-8b", &w2, VF_EINVAL);
+    struct vf_workload w3 = {
+        .ctx_tokens = 4096, .users = 1, .kv_dtype = VF_DT_Q8_0, .kv_dtype_v = VF_DT_F16};
+    run("deepseek-v3", &w3, VF_EINVAL);
+    /* other engines keep one type */
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w4 = {.ctx_tokens = 4096, .users = 1, .kv_dtype_v = VF_DT_Q8_0};
+    struct vf_estimate e4;
+    assert_int_equal(vf_estimate(th_arena, &m, &w4, &e4, NULL), VF_EINVAL);
+}
+
 /* F-LCPP-12: a quantized cache is Hadamard-rotated (K and V types quantized, head size 128 a
  * multiple of 64): attn_inp_k_rot is 128 x 128 f32 (the largest power of two dividing 128) =
  * 64 KiB, attn_inp_v_rot 64 x 64 f32 = 16 KiB, both graph inputs. The rotations move the
@@ -213,7 +240,7 @@ int main(void)
         cmocka_unit_test(test_compute_fa_off), cmocka_unit_test(test_quant_v_needs_fa),
         cmocka_unit_test(test_partial),        cmocka_unit_test(test_two_gpus),
         cmocka_unit_test(test_cpu_and_fixes),  cmocka_unit_test(test_measured_9221),
-        cmocka_unit_test(test_kv_rotation),
+        cmocka_unit_test(test_kv_rotation),    cmocka_unit_test(test_mixed_kv),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -351,12 +351,17 @@ enum vf_err vf__lcpp_plan(const struct vf_model *m, const struct vf_lcpp_cfg *c,
         return vf__errf(err, VF_EUNSUPPORTED, "llama.cpp: '%s' has no layers", m->id);
     uint32_t bt, bv;
     vf_dtype_block(c->tv, &bt, &bv);
-    /* F-LCPP-01: llama_init_from_model refuses a quantized V without flash attention */
+    /* F-LCPP-01: llama_init_from_model refuses a quantized V without flash attention (-fa
+     * auto turns it on) and, for MLA models, K and V of different types (its messages) */
     if (bt > 1 && !c->flash_attn)
         return vf__errf(err, VF_EINVAL,
-                        "llama.cpp: quantized V cache requires flash attention (-ctv %s needs "
-                        "-fa on or auto)",
+                        "llama.cpp: quantized V cache requires flash_attn to be enabled (-ctv %s "
+                        "needs -fa on or auto)",
                         vf_dtype_name(c->tv));
+    if (m->attn == VF_ATTN_MLA && c->tk != c->tv)
+        return vf__errf(err, VF_EINVAL,
+                        "llama.cpp: model does not support different K (%s) and V (%s) cache types",
+                        vf_dtype_name(c->tk), vf_dtype_name(c->tv));
     if ((rc = plan_cells(m, c, p, err)) || (rc = plan_buffers(m, c, p, err)))
         return rc;
     plan_compute(m, c, p);
@@ -430,6 +435,8 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     c->n_ctx = ctx * c->n_seq;
     c->q = vf__term_storage(w);
     c->tk = c->tv = w->kv_dtype == VF_DT_DEFAULT ? VF_DT_F16 : w->kv_dtype;
+    if (w->kv_dtype_v != VF_DT_DEFAULT) /* -ctv apart from -ctk */
+        c->tv = w->kv_dtype_v;
     c->n_batch = 2048;
     c->n_ubatch = 512;
     if ((v = vf_engine_opt(o, "-b")) && (rc = parse_u64("-b", v, 1, 1u << 20, &c->n_batch, err)))
@@ -761,6 +768,20 @@ static void lcpp_lines(struct vf_arena *a, const struct vf_lcpp_cfg *c,
              mib(b1, sizeof b1, p->host_output));
 }
 
+/* F-KV-01 with K and V apart (-ctk/-ctv): the bytes one token adds to every layer's cells. */
+static void lcpp_kv_per_token(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                              struct vf_estimate *e)
+{
+    vf__term_kv_per_token(m, c->tk, e);
+    if (c->tv == c->tk)
+        return;
+    uint64_t sum = 0;
+    for (uint32_t l = 0; l < m->n_layers; l++)
+        sum = vf__sat_add(sum, cell_bytes(m, c, l));
+    e->kv_bytes_per_token = sum;
+    e->kv_dtype_v = c->tv;
+}
+
 static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
                                  const struct vf_workload *w, struct vf_estimate *e,
                                  struct vf_error *err)
@@ -782,7 +803,7 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
     e->ctx_tokens = p.n_ctx_seq;
     if ((rc = vf__term_weights(m, c.q, e, err)))
         return rc;
-    vf__term_kv_per_token(m, c.tk, e);
+    lcpp_kv_per_token(m, &c, e);
     lcpp_assume(a, m, w, &c, &p, ngl_auto, e);
     e->host_bytes =
         vf__lcpp_components(e, &c, &p, VF_LCPP_CUDA_OVERHEAD, "CUDA context + cuBLAS, per GPU");

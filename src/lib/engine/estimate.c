@@ -260,6 +260,12 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         "it anyway",
                         (unsigned long long)w->ctx_tokens, m->id,
                         (unsigned long long)m->max_ctx_tokens);
+    /* issue 21: llama.cpp alone keeps K and V in different types (-ctk/-ctv) */
+    if (w->kv_dtype_v != VF_DT_DEFAULT && w->kv_dtype_v != w->kv_dtype && e != &vf__engine_llamacpp)
+        return vf__errf(err, VF_EINVAL,
+                        "-ctv %s differs from the K cache type: engine %s keeps K and V in one "
+                        "type (llama.cpp sets them apart)",
+                        vf_dtype_name(w->kv_dtype_v), e->name);
     enum vf_err rc = e->estimate(a, m, w, out, err);
     if (!rc && out->incomplete) /* a limit is an error, never a result with parts left out */
         rc = out->incomplete == OUT_OF_MEMORY
