@@ -122,6 +122,61 @@ static void test_mixed_kv(void **s)
     assert_int_equal(vf_estimate(th_arena, &m, &w4, &e4, NULL), VF_EINVAL);
 }
 
+/* F-LCPP-13/14: llama.cpp's fit-params README (b6895, Qwen3-30B-A3B F16, -c 4096 -ngl 48 and
+ * 34 layers' experts on the CPU): CUDA0 compute 898 MiB. Before PR 18148 -ngl 48 of 48 layers
+ * leaves the output layer on the CPU; ggml-cuda takes the output matmul (512 tokens >= 32) and
+ * copies output.weight: 151936 x 2048 x 2 B = 593.5 MiB, + logits 151936 x 512 x 4 B = 296.75
+ * MiB + E 4 MiB + 28 B x 512 inputs = 894.26 MiB (-0.4 %). --no-op-offload: no copy, the CPU
+ * computes the output (logits + 2E) and CUDA0 keeps its layers' FFN point only. */
+static void test_host_weight_copy(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 4096, .users = 1, .engine = "llama.cpp@b6895"};
+    opt(&w, "-ngl", "48");
+    opt(&w, "--n-cpu-moe", "34");
+    struct vf_model m = th_model("qwen3-30b-a3b");
+    struct vf_quant q;
+    assert_int_equal(vf_quant_parse("F16", &q, NULL), VF_OK);
+    w.weights = q;
+    struct vf_estimate e;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    uint64_t want = 151936ULL * 2048 * 2 + 151936ULL * 512 * 4 + 2048ULL * 512 * 4 + 28 * 512;
+    assert_u64(comp_on(&e, "compute_buffer", 0), want);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 384 * MIB);
+    opt(&w, "--no-op-offload", "");
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_true(comp_on(&e, "compute_buffer", 0) < 100 * MIB);
+    /* the newest rules: -ngl 48 puts the output layer on the GPU and layer 0 on the CPU */
+    w.engine = "llama.cpp";
+    w.opts.n = 2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 376 * MIB);
+}
+
+/* F-LCPP-11: --fit on with a card and no -c lowers the context to --fit-ctx 4096 first, then
+ * (MoE) keeps every layer on the GPU and moves the experts of as few layers as needed: the
+ * chosen settings are what is estimated, and they fit (with the 1024 MiB margin). */
+static void test_fit_on(void **s)
+{
+    (void)s;
+    struct vf_model m = th_model("qwen3-30b-a3b");
+    struct vf_workload w = {.users = 1, .engine = "llama.cpp", .usable_bytes = 25394413568ULL};
+    assert_int_equal(vf_quant_parse("F16", &w.weights, NULL), VF_OK);
+    opt(&w, "--fit", "on");
+    struct vf_estimate e;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_u64(e.ctx_tokens, 4096);
+    assert_true(e.total_bytes + (1024 * MIB) <= w.usable_bytes);
+    assert_true(e.host_bytes > 30 * (1ULL << 30)); /* experts spilled */
+    /* -ngl auto means the same */
+    struct vf_workload w2 = w;
+    w2.opts.n = 0;
+    opt(&w2, "-ngl", "auto");
+    struct vf_estimate e2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_u64(e2.total_bytes, e.total_bytes);
+}
+
 /* F-LCPP-12: a quantized cache is Hadamard-rotated (K and V types quantized, head size 128 a
  * multiple of 64): attn_inp_k_rot is 128 x 128 f32 (the largest power of two dividing 128) =
  * 64 KiB, attn_inp_v_rot 64 x 64 f32 = 16 KiB, both graph inputs. The rotations move the
@@ -236,11 +291,12 @@ static void test_measured_9221(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full_offload),   cmocka_unit_test(test_padding_streams),
-        cmocka_unit_test(test_compute_fa_off), cmocka_unit_test(test_quant_v_needs_fa),
-        cmocka_unit_test(test_partial),        cmocka_unit_test(test_two_gpus),
-        cmocka_unit_test(test_cpu_and_fixes),  cmocka_unit_test(test_measured_9221),
-        cmocka_unit_test(test_kv_rotation),    cmocka_unit_test(test_mixed_kv),
+        cmocka_unit_test(test_full_offload),     cmocka_unit_test(test_padding_streams),
+        cmocka_unit_test(test_compute_fa_off),   cmocka_unit_test(test_quant_v_needs_fa),
+        cmocka_unit_test(test_partial),          cmocka_unit_test(test_two_gpus),
+        cmocka_unit_test(test_cpu_and_fixes),    cmocka_unit_test(test_measured_9221),
+        cmocka_unit_test(test_kv_rotation),      cmocka_unit_test(test_mixed_kv),
+        cmocka_unit_test(test_host_weight_copy), cmocka_unit_test(test_fit_on),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -28,6 +28,16 @@ const struct vf_engine *vf_engine_find(const char *name)
 {
     if (!name || !*name)
         return engines[0];
+    const char *at = strchr(name, '@'); /* NAME@VERSION (DESIGN section 8): the engine's */
+    if (at) {
+        char base[32];
+        size_t n = (size_t)(at - name);
+        if (n == 0 || n >= sizeof base)
+            return NULL;
+        memcpy(base, name, n);
+        base[n] = 0;
+        return vf_engine_find(base);
+    }
     for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
         if (!vf__strcasecmp(engines[i]->name, name))
             return engines[i];
