@@ -295,6 +295,9 @@ struct vf_model {
     uint32_t n_kv_heads; /* for MLA: the config's value, not what is cached */
     uint32_t head_dim;   /* key/query head size */
     uint32_t head_dim_v; /* value head size (= head_dim unless the config says) */
+    /* issue 21: K and V head sizes of the sliding-window layers when they differ (GGUF
+     * attention.key_length_swa / value_length_swa, Gemma 4); 0 = head_dim / head_dim_v */
+    uint32_t head_dim_swa, head_dim_v_swa;
     uint64_t vocab;
     uint64_t max_ctx_tokens;
     bool tied_embeddings;

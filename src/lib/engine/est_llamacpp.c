@@ -65,9 +65,12 @@ static uint64_t cell_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c
     uint64_t heads = m->layer_kv_heads ? m->layer_kv_heads[l] : m->n_kv_heads;
     if (!heads)
         heads = m->n_heads;
-    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
-    return vf__sat_add(vf_dtype_bytes(c->tk, heads * m->head_dim),
-                       vf_dtype_bytes(c->tv, heads * hv));
+    uint64_t hk = m->head_dim, hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+    if (k == VF_LAYER_ATTN_SLIDING && m->head_dim_swa) { /* issue 21: key_length_swa */
+        hk = m->head_dim_swa;
+        hv = m->head_dim_v_swa ? m->head_dim_v_swa : hk;
+    }
+    return vf__sat_add(vf_dtype_bytes(c->tk, heads * hk), vf_dtype_bytes(c->tv, heads * hv));
 }
 
 /* F-LCPP-05: the fixed state of a recurrent layer, f32, for every sequence. */
