@@ -301,6 +301,9 @@ struct vf_model {
     uint64_t vocab;
     uint64_t max_ctx_tokens;
     bool tied_embeddings;
+    /* issue 21: an encoder-only model (BERT-style: bert, roberta, nomic-bert, ...): no causal
+     * decoding and no KV cache; the LLM estimators refuse it with the reason */
+    bool encoder_only;
 
     enum vf_attn_kind attn;
     uint32_t kv_lora_rank, q_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim_mla;

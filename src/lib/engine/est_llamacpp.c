@@ -847,9 +847,11 @@ static void lcpp_assume(struct vf_arena *a, const struct vf_model *m, const stru
                    c->output_last ? "-ngl offloads the output layer after every repeating layer "
                                     "(before PR 18148, F-LCPP-14)"
                                   : "the output layer offloaded first (PR 18148 on, F-LCPP-14)");
+    bool known = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN;
     if (!w->ctx_tokens && c->n_ctx / c->n_seq == vf__term_ctx(m, w))
-        vf__assume(a, e, "context %s tokens per sequence: the model's training context (-c)",
-                   vf_format_tokens(b1, sizeof b1, c->n_ctx / c->n_seq));
+        vf__assume(a, e, "context %s tokens per sequence: %s (-c)",
+                   vf_format_tokens(b1, sizeof b1, c->n_ctx / c->n_seq),
+                   known ? "the model's training context" : "the training context is unknown");
     if (p->n_ctx != c->n_ctx)
         vf__assume(a, e, "-c %llu padded to %llu (256 cells per stream)",
                    (unsigned long long)c->n_ctx, (unsigned long long)p->n_ctx);

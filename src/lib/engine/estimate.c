@@ -260,6 +260,13 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
     if (!llm && !gen && w->task != VF_TASK_TRAIN)
         return vf__errf(err, VF_EINVAL,
                         "'%s' is an image/video pipeline: use --task image, video or train", m->id);
+    /* issue 21: a BERT-style encoder neither decodes nor keeps a KV cache */
+    if (llm && m->encoder_only)
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "'%s' is an encoder-only model (%s, BERT-style): it embeds or classifies "
+                        "text in one pass, with no KV cache and no generation; vramfit estimates "
+                        "decoder LLM inference and training",
+                        m->id, m->model_type);
     /* engines refuse a context past the model's maximum unless told to (vLLM's
      * VLLM_ALLOW_LONG_MAX_MODEL_LEN, llama.cpp's rope scaling flags) */
     if (w->task == VF_TASK_INFER && !w->force && m->max_ctx_tokens &&

@@ -378,6 +378,7 @@ static enum vf_err identity(struct vf_arena *a, struct map *mp, struct vf_model 
     for (size_t i = 0; i < sizeof arch_map / sizeof arch_map[0]; i++)
         if (strcmp(mp->arch, arch_map[i].arch) == 0)
             m->model_type = arch_map[i].hf;
+    m->encoder_only = vf__encoder_only(m->model_type);
     return VF_OK;
 }
 

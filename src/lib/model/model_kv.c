@@ -73,7 +73,7 @@ static void kv_sums(const struct vf_model *m, enum vf_dtype kv, uint64_t *full, 
  * every layer kept the whole context. VF_UNKNOWN on overflow; 0 for a NULL model. */
 uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
 {
-    if (!m)
+    if (!m || m->encoder_only) /* issue 21: an encoder attends in one pass, no cache */
         return 0;
     uint64_t full, sliding;
     kv_sums(m, kv_type(kv), &full, &sliding);
@@ -90,7 +90,7 @@ uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
 uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t ctx,
                            bool cap_sliding)
 {
-    if (!m)
+    if (!m || m->encoder_only)
         return 0;
     uint64_t full, sliding;
     kv_sums(m, kv_type(kv), &full, &sliding);

@@ -776,19 +776,25 @@ char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
         vf__sb_printf(&s, "  %-13s %u of %u layers, %s of state per sequence\n", "recurrent", rec,
                       m->n_layers,
                       vf_format_bytes(b1, sizeof b1, m->recurrent_state_bytes, VF_FMT_IEC));
-    vf__sb_printf(&s, "  %-13s %s tokens\n", "context",
-                  vf__format_grouped(b1, sizeof b1, m->max_ctx_tokens));
+    if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN) /* issue 21: never 2^64 - 1 */
+        vf__sb_printf(&s, "  %-13s %s tokens\n", "context",
+                      vf__format_grouped(b1, sizeof b1, m->max_ctx_tokens));
+    else
+        vf__sb_printf(&s, "  %-13s unknown (not in the config)\n", "context");
     vf__sb_printf(&s, "  %-13s %s (%s)", "parameters", vf__format_grouped(b1, sizeof b1, m->params),
                   params_text(b2, sizeof b2, m->params));
     if (m->params_active && m->params_active != m->params)
         vf__sb_printf(&s, ", %s active per token", params_text(b3, sizeof b3, m->params_active));
     vf__sb_printf(&s, "\n");
     uint64_t wb = vf_model_weight_bytes(m, &m->native);
-    vf__sb_printf(
-        &s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
-        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
-        vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), vf__format_grouped(b2, sizeof b2, wb),
-        m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files" : "");
+    if (wb == VF_UNKNOWN) /* issue 21: a file without tensors (a vocab-only GGUF) */
+        vf__sb_printf(&s, "  %-13s %s: unknown (no tensors)\n", "weights", m->native.name);
+    else
+        vf__sb_printf(
+            &s, "  %-13s %s as stored (%s): %s (%s B)%s\n", "weights", m->native.name,
+            m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? "exact" : "computed",
+            vf_format_bytes(b1, sizeof b1, wb, VF_FMT_IEC), vf__format_grouped(b2, sizeof b2, wb),
+            m->exact_weight_bytes != VF_UNKNOWN && m->exact_weight_bytes ? ", from the files" : "");
     struct vf__type_count types[32];
     size_t nt = vf__model_type_counts(m, types, 32);
     for (size_t i = 0; i < nt; i++)
