@@ -286,6 +286,22 @@ static void test_measured_9221(void **s)
     assert_u64(c, 700 * MIB + 10240);
     /* and within 1 % of the measured 696.00 MiB (the accuracy the row is scored at) */
     assert_true(c > 696 * MIB && c < 696 * MIB + 696 * MIB / 100);
+    /* F-LCPP-14 (issue 21): a build of that time (the log's llama_new_context_with_model is
+     * before b5900) shares one cache by default: the same plan without --kv-unified */
+    struct vf_workload w2 = {.ctx_tokens = 2048, .users = 4, .engine = "llama.cpp@b4500"};
+    w2.weights = w.weights;
+    opt(&w2, "-fa", "off");
+    struct vf_model m = th_model("deepseek-r1-distill-qwen-32b");
+    struct vf_estimate e2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_u64(comp_on(&e2, "compute_buffer", 0), c);
+    /* the newest rules split it in 4 streams of 2048 cells: attention over 2048, not 8192 */
+    w2.engine = "llama.cpp";
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_true(comp_on(&e2, "compute_buffer", 0) < c);
+    /* a build that is not a number */
+    w2.engine = "llama.cpp@bxyz";
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_EINVAL);
 }
 
 int main(void)

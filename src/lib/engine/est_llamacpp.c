@@ -27,6 +27,10 @@
 /* F-LCPP-14: the first build that offloads the output layer first (PR 18148, merged 2025-12-17;
  * b7045 is of 2025-11-13 and b7551 of 2025-12-27: the number is interpolated between them) */
 #define LCPP_B_OUTPUT_FIRST 7440
+/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode",
+ * merged after 2025-07-09; b5857 is of 2025-07-10: the number is approximate). Before it every
+ * slot attended the one shared (unified) cache. */
+#define LCPP_B_STREAMS 5900
 
 static uint64_t pad_up(uint64_t v, uint64_t p)
 {
@@ -491,6 +495,7 @@ static enum vf_err read_version(const struct vf_workload *w, struct vf_lcpp_cfg 
                         "llama.cpp@%s: expected a build number such as llama.cpp@b6895", at + 1);
     c->build = (uint32_t)b;
     c->output_last = b < LCPP_B_OUTPUT_FIRST;
+    c->shared_kv = b < LCPP_B_STREAMS;
     return VF_OK;
 }
 
@@ -563,7 +568,7 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
                  strcmp(v, ""))
             return vf__errf(err, VF_EINVAL, "llama.cpp: -fa '%s': expected on, off or auto", v);
     }
-    c->kv_unified = vf_engine_opt(o, "--kv-unified") != NULL;
+    c->kv_unified = vf_engine_opt(o, "--kv-unified") != NULL || c->shared_kv;
     c->swa_full = vf_engine_opt(o, "--swa-full") != NULL;
     c->no_mmap = vf_engine_opt(o, "--no-mmap") != NULL;
     c->no_op_offload = vf_engine_opt(o, "--no-op-offload") != NULL;
@@ -843,10 +848,11 @@ static void lcpp_assume(struct vf_arena *a, const struct vf_model *m, const stru
                "llama.cpp allocates them (F-LCPP-01..09)",
                LCPP_VERSION);
     if (c->build)
-        vf__assume(a, e, "llama.cpp@b%u: %s", c->build,
+        vf__assume(a, e, "llama.cpp@b%u: %s%s", c->build,
                    c->output_last ? "-ngl offloads the output layer after every repeating layer "
                                     "(before PR 18148, F-LCPP-14)"
-                                  : "the output layer offloaded first (PR 18148 on, F-LCPP-14)");
+                                  : "the output layer offloaded first (PR 18148 on, F-LCPP-14)",
+                   c->shared_kv ? "; one KV cache shared by every slot (before PR 14363)" : "");
     bool known = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN;
     if (!w->ctx_tokens && c->n_ctx / c->n_seq == vf__term_ctx(m, w))
         vf__assume(a, e, "context %s tokens per sequence: %s (-c)",

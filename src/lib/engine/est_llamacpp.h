@@ -25,6 +25,7 @@ struct vf_lcpp_cfg {
     bool no_op_offload;             /* --no-op-offload: no host weights copied (F-LCPP-13) */
     bool fit;                       /* --fit on / -ngl auto (F-LCPP-11) */
     uint64_t fit_margin, fit_ctx;   /* --fit-target (bytes), --fit-ctx */
+    bool shared_kv;                 /* builds before PR 14363: one unified KV cache */
     uint32_t build;                 /* llama.cpp@bNNNN; 0 = the newest modelled */
     bool output_last;               /* builds before PR 18148: -ngl offloads the output layer
                                      * after every repeating layer (F-LCPP-02, F-LCPP-14) */
