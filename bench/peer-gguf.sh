@@ -116,6 +116,37 @@ while IFS='|' read -r name type opts; do
     rm -f "$f" # the models can be large; the JSON stays for KEEP=1
 done <"$tmp/sweep"
 
+# issue 21: the real vocab GGUFs of llama.cpp's models/ folder, from the llama.cpp source that
+# node-llama-cpp bundles (llama/gitRelease.bundle): every file parses, and architecture, context,
+# dimensions, vocab and the f16 KV bytes per token llama.cpp allocates equal vocab-gguf.mjs's
+# reading of the metadata with the npm parser.
+bundle=node_modules/node-llama-cpp/llama/gitRelease.bundle
+nv=0
+if [ -f "$bundle" ] && command -v git >/dev/null 2>&1; then
+    cp "$root/bench/vocab-gguf.mjs" . || exit 2
+    mkdir -p "$tmp/vocab"
+    if git clone -q --no-checkout "$bundle" "$tmp/lsrc" 2>"$tmp/clone.err" &&
+        git -C "$tmp/lsrc" archive HEAD models | tar -x -C "$tmp/vocab" 2>>"$tmp/clone.err"; then
+        for f in "$tmp"/vocab/models/*.gguf; do
+            v=$(basename "$f" .gguf)
+            if ! "$bin" inspect "$f" --json >"$tmp/$v.inspect.json" 2>"$tmp/$v.inspect.err"; then
+                echo "vocab $v: ERROR (vramfit: $(head -n 1 "$tmp/$v.inspect.err"))"
+                fail=1
+            elif ! node vocab-gguf.mjs "$f" "$tmp/$v.inspect.json" >"$tmp/$v.vocab.json"; then
+                echo "vocab $v: MISMATCH $(cat "$tmp/$v.vocab.json")"
+                fail=1
+            else
+                echo "vocab $v: equal ($(jget "$tmp/$v.vocab.json" "JSON.stringify(j.want)"))"
+            fi
+            nv=$((nv + 1))
+        done
+    else
+        echo "peer-gguf: could not read the llama.cpp bundle: $(tail -n 1 "$tmp/clone.err")"
+        fail=1
+    fi
+fi
+echo "peer-gguf: $nv vocab GGUFs of llama.cpp's models/ checked"
+
 echo "peer-gguf: $n files; llama.cpp $(jget "$tmp/tiny-f16.oracle.json" "j.llama_cpp_release")" \
     "(node-llama-cpp $(jget "$tmp/tiny-f16.oracle.json" "j.node_llama_cpp_version"), CPU, no mmap," \
     "ctx $ctx): exact.model_bytes vs vramfit inspect --json weights.bytes"

@@ -295,9 +295,15 @@ struct vf_model {
     uint32_t n_kv_heads; /* for MLA: the config's value, not what is cached */
     uint32_t head_dim;   /* key/query head size */
     uint32_t head_dim_v; /* value head size (= head_dim unless the config says) */
+    /* issue 21: K and V head sizes of the sliding-window layers when they differ (GGUF
+     * attention.key_length_swa / value_length_swa, Gemma 4); 0 = head_dim / head_dim_v */
+    uint32_t head_dim_swa, head_dim_v_swa;
     uint64_t vocab;
     uint64_t max_ctx_tokens;
     bool tied_embeddings;
+    /* issue 21: an encoder-only model (BERT-style: bert, roberta, nomic-bert, ...): no causal
+     * decoding and no KV cache; the LLM estimators refuse it with the reason */
+    bool encoder_only;
 
     enum vf_attn_kind attn;
     uint32_t kv_lora_rank, q_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim_mla;
@@ -641,8 +647,11 @@ struct vf_workload {
     uint64_t llamacpp_total_ctx; /* llama.cpp's -c: ctx x slots */
     uint64_t np;                 /* llama.cpp's -np, 0 = not given */
     const char *ctv;             /* -ctv as given, checked against -ctk */
-    const char *engine_by;       /* the engine's own flag that selected the engine, or NULL */
-    unsigned cmd;                /* the VF_CMD_* the options are for (vf_workload_init) */
+    /* issue 21: llama.cpp's -ctv, a V cache type apart from K (kv_dtype); VF_DT_DEFAULT = the
+     * same as kv_dtype. Only llama.cpp accepts a V type that differs. */
+    enum vf_dtype kv_dtype_v;
+    const char *engine_by; /* the engine's own flag that selected the engine, or NULL */
+    unsigned cmd;          /* the VF_CMD_* the options are for (vf_workload_init) */
     /* Engine versions (issue 20): --engine NAME@VERSION or --engine-version VERSION, borrowed;
      * NULL = the engine's newest modelled release (struct vf_engine.version). */
     const char *engine_version;
@@ -679,6 +688,9 @@ struct vf_estimate {
     uint32_t gpus;
     uint64_t weights_bytes;      /* the whole model at the chosen storage */
     uint64_t kv_bytes_per_token; /* per sequence, all layers, at kv_dtype */
+    /* issue 21: the V cache type when it differs from kv_dtype (then kv_dtype is K's and JSON
+     * prints kv_dtype_k and kv_dtype_v); VF_DT_DEFAULT when K and V are alike. */
+    enum vf_dtype kv_dtype_v;
     struct vf_component components[VF_MAX_COMPONENTS];
     size_t n_components;
     uint64_t total_bytes; /* peak on the most loaded GPU */

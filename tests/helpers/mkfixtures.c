@@ -115,6 +115,47 @@ static void write_gguf(const char *dir)
     mkg_free(&w);
 }
 
+/* DIR/gemma4-swa.gguf: the metadata of llama.cpp's models/ggml-vocab-gemma-4.gguf (the
+ * vocab-only Gemma 4 file in the llama.cpp source node-llama-cpp 3.21.1 bundles), without its
+ * tokenizer and with no tensors: 30 layers, every sixth full attention with 2 KV heads of 512,
+ * the sliding ones 8 KV heads of key_length_swa = value_length_swa = 256 (issue 21). */
+static void write_gemma4(const char *dir)
+{
+    uint32_t kvh[30];
+    unsigned char swa[30];
+    for (unsigned l = 0; l < 30; l++) {
+        kvh[l] = l % 6 == 5 ? 2 : 8;
+        swa[l] = l % 6 != 5;
+    }
+    struct mkg w = {0};
+    mkg_header(&w, 3, 0, 18);
+    mkg_kv_str(&w, "general.architecture", "gemma4");
+    mkg_kv_str(&w, "general.name", "gemma4-swa");
+    mkg_kv_u32(&w, "gemma4.block_count", 30);
+    mkg_kv_u32(&w, "gemma4.context_length", 262144);
+    mkg_kv_u32(&w, "gemma4.embedding_length", 2816);
+    mkg_kv_u32(&w, "gemma4.feed_forward_length", 2112);
+    mkg_kv_u32(&w, "gemma4.attention.head_count", 16);
+    mkg_kv_arr_u32(&w, "gemma4.attention.head_count_kv", 30, kvh);
+    mkg_kv_u32(&w, "gemma4.attention.key_length", 512);
+    mkg_kv_u32(&w, "gemma4.attention.value_length", 512);
+    mkg_kv_u32(&w, "gemma4.attention.sliding_window", 1024);
+    mkg_key(&w, "gemma4.attention.sliding_window_pattern", MKG_ARRAY);
+    mkg_arr_head(&w, MKG_BOOL, 30);
+    mkg_bytes(&w, swa, 30);
+    mkg_kv_u32(&w, "gemma4.attention.key_length_swa", 256);
+    mkg_kv_u32(&w, "gemma4.attention.value_length_swa", 256);
+    mkg_kv_u32(&w, "gemma4.expert_count", 128);
+    mkg_kv_u32(&w, "gemma4.expert_used_count", 8);
+    mkg_kv_u32(&w, "gemma4.expert_feed_forward_length", 704);
+    mkg_kv_u32(&w, "gemma4.vocab_size", 262144);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/gemma4-swa.gguf", dir);
+    if (mkg_save(&w, p))
+        die(p);
+    mkg_free(&w);
+}
+
 static const char tiny_config[] = "{\n"
                                   "  \"architectures\": [\"LlamaForCausalLM\"],\n"
                                   "  \"model_type\": \"llama\",\n"
@@ -185,6 +226,7 @@ int main(int argc, char **argv)
     mkdir(argv[1], 0755);
     write_gguf(argv[1]);
     write_gguf_notensors(argv[1]);
+    write_gemma4(argv[1]);
     write_st(argv[1]);
     return 0;
 }

@@ -95,6 +95,89 @@ static void test_quant_v_needs_fa(void **s)
     assert_u64(comp_on(&e, "kv_buffer", 0), (1ULL << 30) / 64 * 34);
 }
 
+/* issue 21: -ctk/-ctv apart. K q8_0 + V f16 on Llama 3.1 8B: 32 layers x 8 KV heads x
+ * (136 B + 256 B) = 100352 B per token; at 8192 cells 784 MiB (1 GiB x 392/512). A quantized V
+ * with an f16 K still needs flash attention; an MLA model refuses the mix (llama.cpp's
+ * llama_init_from_model: "model does not support different K and V cache types"). */
+static void test_mixed_kv(void **s)
+{
+    (void)s;
+    struct vf_workload w = {
+        .ctx_tokens = 8192, .users = 1, .kv_dtype = VF_DT_Q8_0, .kv_dtype_v = VF_DT_F16};
+    struct vf_estimate e = run("llama-3.1-8b", &w, VF_OK);
+    assert_u64(e.kv_bytes_per_token, 100352);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 784 * MIB);
+    assert_int_equal(e.kv_dtype, VF_DT_Q8_0);
+    assert_int_equal(e.kv_dtype_v, VF_DT_F16);
+    struct vf_workload w2 = {.ctx_tokens = 8192, .users = 1, .kv_dtype_v = VF_DT_Q4_0};
+    opt(&w2, "-fa", "off");
+    run("llama-3.1-8b", &w2, VF_EINVAL);
+    struct vf_workload w3 = {
+        .ctx_tokens = 4096, .users = 1, .kv_dtype = VF_DT_Q8_0, .kv_dtype_v = VF_DT_F16};
+    run("deepseek-v3", &w3, VF_EINVAL);
+    /* other engines keep one type */
+    struct vf_model m = th_model("llama-3.1-8b");
+    struct vf_workload w4 = {.ctx_tokens = 4096, .users = 1, .kv_dtype_v = VF_DT_Q8_0};
+    struct vf_estimate e4;
+    assert_int_equal(vf_estimate(th_arena, &m, &w4, &e4, NULL), VF_EINVAL);
+}
+
+/* F-LCPP-13/14: llama.cpp's fit-params README (b6895, Qwen3-30B-A3B F16, -c 4096 -ngl 48 and
+ * 34 layers' experts on the CPU): CUDA0 compute 898 MiB. Before PR 18148 -ngl 48 of 48 layers
+ * leaves the output layer on the CPU; ggml-cuda takes the output matmul (512 tokens >= 32) and
+ * copies output.weight: 151936 x 2048 x 2 B = 593.5 MiB, + logits 151936 x 512 x 4 B = 296.75
+ * MiB + E 4 MiB + 28 B x 512 inputs = 894.26 MiB (-0.4 %). --no-op-offload: no copy, the CPU
+ * computes the output (logits + 2E) and CUDA0 keeps its layers' FFN point only. */
+static void test_host_weight_copy(void **s)
+{
+    (void)s;
+    struct vf_workload w = {
+        .ctx_tokens = 4096, .users = 1, .engine = "llama.cpp", .engine_version = "b6895"};
+    opt(&w, "-ngl", "48");
+    opt(&w, "--n-cpu-moe", "34");
+    struct vf_model m = th_model("qwen3-30b-a3b");
+    struct vf_quant q;
+    assert_int_equal(vf_quant_parse("F16", &q, NULL), VF_OK);
+    w.weights = q;
+    struct vf_estimate e;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    uint64_t want = 151936ULL * 2048 * 2 + 151936ULL * 512 * 4 + 2048ULL * 512 * 4 + 28 * 512;
+    assert_u64(comp_on(&e, "compute_buffer", 0), want);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 384 * MIB);
+    opt(&w, "--no-op-offload", "");
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_true(comp_on(&e, "compute_buffer", 0) < 100 * MIB);
+    /* the newest rules: -ngl 48 puts the output layer on the GPU and layer 0 on the CPU */
+    w.engine_version = NULL;
+    w.opts.n = 2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_u64(comp_on(&e, "kv_buffer", 0), 376 * MIB);
+}
+
+/* F-LCPP-11: --fit on with a card and no -c lowers the context to --fit-ctx 4096 first, then
+ * (MoE) keeps every layer on the GPU and moves the experts of as few layers as needed: the
+ * chosen settings are what is estimated, and they fit (with the 1024 MiB margin). */
+static void test_fit_on(void **s)
+{
+    (void)s;
+    struct vf_model m = th_model("qwen3-30b-a3b");
+    struct vf_workload w = {.users = 1, .engine = "llama.cpp", .usable_bytes = 25394413568ULL};
+    assert_int_equal(vf_quant_parse("F16", &w.weights, NULL), VF_OK);
+    opt(&w, "--fit", "on");
+    struct vf_estimate e;
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &e, NULL), VF_OK);
+    assert_u64(e.ctx_tokens, 4096);
+    assert_true(e.total_bytes + (1024 * MIB) <= w.usable_bytes);
+    assert_true(e.host_bytes > 30 * (1ULL << 30)); /* experts spilled */
+    /* -ngl auto means the same */
+    struct vf_workload w2 = w;
+    w2.opts.n = 0;
+    opt(&w2, "-ngl", "auto");
+    struct vf_estimate e2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_u64(e2.total_bytes, e.total_bytes);
+}
+
 /* F-LCPP-12: a quantized cache is Hadamard-rotated (K and V types quantized, head size 128 a
  * multiple of 64): attn_inp_k_rot is 128 x 128 f32 (the largest power of two dividing 128) =
  * 64 KiB, attn_inp_v_rot 64 x 64 f32 = 16 KiB, both graph inputs. The rotations move the
@@ -204,16 +287,34 @@ static void test_measured_9221(void **s)
     assert_u64(c, 700 * MIB + 10240);
     /* and within 1 % of the measured 696.00 MiB (the accuracy the row is scored at) */
     assert_true(c > 696 * MIB && c < 696 * MIB + 696 * MIB / 100);
+    /* F-LCPP-14 (issue 21): a build of that time (the log's llama_new_context_with_model is
+     * before b5900) shares one cache by default: the same plan without --kv-unified */
+    struct vf_workload w2 = {
+        .ctx_tokens = 2048, .users = 4, .engine = "llama.cpp", .engine_version = "b4500"};
+    w2.weights = w.weights;
+    opt(&w2, "-fa", "off");
+    struct vf_model m = th_model("deepseek-r1-distill-qwen-32b");
+    struct vf_estimate e2;
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_u64(comp_on(&e2, "compute_buffer", 0), c);
+    /* the newest rules split it in 4 streams of 2048 cells: attention over 2048, not 8192 */
+    w2.engine_version = NULL;
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_OK);
+    assert_true(comp_on(&e2, "compute_buffer", 0) < c);
+    /* a build that is not a number */
+    w2.engine_version = "bxyz";
+    assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_EINVAL);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full_offload),   cmocka_unit_test(test_padding_streams),
-        cmocka_unit_test(test_compute_fa_off), cmocka_unit_test(test_quant_v_needs_fa),
-        cmocka_unit_test(test_partial),        cmocka_unit_test(test_two_gpus),
-        cmocka_unit_test(test_cpu_and_fixes),  cmocka_unit_test(test_measured_9221),
-        cmocka_unit_test(test_kv_rotation),
+        cmocka_unit_test(test_full_offload),     cmocka_unit_test(test_padding_streams),
+        cmocka_unit_test(test_compute_fa_off),   cmocka_unit_test(test_quant_v_needs_fa),
+        cmocka_unit_test(test_partial),          cmocka_unit_test(test_two_gpus),
+        cmocka_unit_test(test_cpu_and_fixes),    cmocka_unit_test(test_measured_9221),
+        cmocka_unit_test(test_kv_rotation),      cmocka_unit_test(test_mixed_kv),
+        cmocka_unit_test(test_host_weight_copy), cmocka_unit_test(test_fit_on),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

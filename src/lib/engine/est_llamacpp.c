@@ -21,6 +21,18 @@
 /* F-LCPP-11: --fit's default margin per device and smallest context (--fit-ctx) */
 #define LCPP_FIT_MARGIN (1024ULL << 20)
 #define LCPP_FIT_CTX    4096
+/* F-LCPP-13: ggml-cuda offloads an op whose weight is in host memory when its batch is at least
+ * this many tokens (ggml_backend_cuda_device_offload_op; GGML_OP_OFFLOAD_MIN_BATCH) */
+#define LCPP_OFFLOAD_MIN_BATCH 32
+/* F-LCPP-14: the first build that offloads the output layer first (PR 18148, merged 2025-12-17;
+ * b7045 is of 2025-11-13 and b7551 of 2025-12-27: the number is interpolated between them) */
+#define LCPP_B_OUTPUT_FIRST 7440
+/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode",
+ * merged after 2025-07-09; b5857 is of 2025-07-10: the number is approximate). Before it every
+ * slot attended the one shared (unified) cache. */
+#define LCPP_B_STREAMS 5900
+#define STR_(x)        #x
+#define STR(x)         STR_(x)
 
 static uint64_t pad_up(uint64_t v, uint64_t p)
 {
@@ -59,9 +71,12 @@ static uint64_t cell_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c
     uint64_t heads = m->layer_kv_heads ? m->layer_kv_heads[l] : m->n_kv_heads;
     if (!heads)
         heads = m->n_heads;
-    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
-    return vf__sat_add(vf_dtype_bytes(c->tk, heads * m->head_dim),
-                       vf_dtype_bytes(c->tv, heads * hv));
+    uint64_t hk = m->head_dim, hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
+    if (k == VF_LAYER_ATTN_SLIDING && m->head_dim_swa) { /* issue 21: key_length_swa */
+        hk = m->head_dim_swa;
+        hv = m->head_dim_v_swa ? m->head_dim_v_swa : hk;
+    }
+    return vf__sat_add(vf_dtype_bytes(c->tk, heads * hk), vf_dtype_bytes(c->tv, heads * hv));
 }
 
 /* F-LCPP-05: the fixed state of a recurrent layer, f32, for every sequence. */
@@ -78,14 +93,18 @@ static uint64_t state_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *
     return vf__sat_mul(vf__div_ceil(vf__sat_mul(m->recurrent_state_bytes, 2), n_rec), c->n_seq);
 }
 
+static bool is_expert(enum vf_tclass cls)
+{
+    return cls == VF_T_FFN_GATE_EXP || cls == VF_T_FFN_UP_EXP || cls == VF_T_FFN_DOWN_EXP;
+}
+
 /* Routed-expert bytes of layer l (what --cpu-moe / --n-cpu-moe keep on the CPU). */
 static uint64_t expert_bytes(const struct vf_model *m, const struct vf_quant *q, uint32_t l)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < m->n_groups; i++) {
         const struct vf_tgroup *g = &m->groups[i];
-        if (g->layer == (int32_t)l && (g->cls == VF_T_FFN_GATE_EXP || g->cls == VF_T_FFN_UP_EXP ||
-                                       g->cls == VF_T_FFN_DOWN_EXP))
+        if (g->layer == (int32_t)l && is_expert(g->cls))
             sum = vf__sat_add(sum, vf__quant_group_bytes(m, q, g));
     }
     return sum;
@@ -102,14 +121,16 @@ static uint64_t global_bytes(const struct vf_model *m, const struct vf_quant *q,
 }
 
 /* F-LCPP-02: the device of layer il (il == n_layers: the output layer), -1 = the CPU.
- * llama.cpp offloads the last ngl of the n_layers+1 layers; layer il goes to the first GPU
+ * llama.cpp offloads the last ngl of the n_layers+1 layers (before PR 18148: the last ngl
+ * repeating layers, the output layer only when ngl > n_layers); layer il goes to the first GPU
  * whose cumulative -ts fraction exceeds (il - i_gpu_start) / offloaded. */
 static int layer_device(const struct vf_model *m, const struct vf_lcpp_cfg *c, uint32_t il)
 {
     if (c->n_gpus == 0 || c->ngl <= 0)
         return -1;
     int64_t n = (int64_t)m->n_layers;
-    int64_t start = n + 1 - c->ngl > 0 ? n + 1 - c->ngl : 0;
+    int64_t first = c->output_last ? n - c->ngl : n + 1 - c->ngl; /* F-LCPP-14 */
+    int64_t start = first > 0 ? first : 0;
     int64_t act = c->ngl < n + 1 ? c->ngl : n + 1;
     if ((int64_t)il < start || (int64_t)il - start >= act)
         return -1;
@@ -312,28 +333,74 @@ static enum vf_err plan_buffers(const struct vf_model *m, const struct vf_lcpp_c
     return VF_OK;
 }
 
-/* F-LCPP-06: the compute buffer of each device from the graph terms: a GPU with layers the
+/*
+ * F-LCPP-13: weights in host memory copied into a GPU's compute buffer. With a batch of at
+ * least 32 tokens ggml-cuda takes the ops whose weights stay in host memory (the layers left on
+ * the CPU by -ngl, the experts kept there by --n-cpu-moe / -ot, the output matrix when the output
+ * layer is not offloaded): ggml_backend_sched copies the weight into the compute buffer of the
+ * GPU that runs the op and starts a new split at each such weight, so one copy is live at a time.
+ * copy[g]: the largest weight tensor a layer op on GPU g copies (the CPU's layers run on the
+ * first GPU); *out_copy: the output matrix (token_embd when tied) when the output stays on the CPU.
+ * A folded group of dense tensors counts one tensor's share; the routed experts of a layer are one
+ * 3-D tensor per projection.
+ */
+static void host_copies(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                        const struct vf_lcpp_plan *p, uint64_t *copy, uint64_t *out_copy)
+{
+    *out_copy = 0;
+    for (size_t i = 0; i < m->n_groups; i++) {
+        const struct vf_tgroup *gr = &m->groups[i];
+        if (gr->layer < 0 || (uint32_t)gr->layer >= m->n_layers)
+            continue;
+        int d = layer_device(m, c, (uint32_t)gr->layer);
+        bool exp = is_expert(gr->cls);
+        if (d >= 0 && !(exp && (uint32_t)gr->layer < c->n_cpu_moe))
+            continue;
+        uint64_t b = vf__quant_group_bytes(m, c->q, gr);
+        if (!exp && gr->n_tensors > 1)
+            b /= gr->n_tensors;
+        int g = d >= 0 ? d : 0;
+        copy[g] = b > copy[g] ? b : copy[g];
+    }
+    if (!p->output_on_gpu) {
+        *out_copy = global_bytes(m, c->q, VF_T_OUTPUT);
+        if (!*out_copy)
+            *out_copy = global_bytes(m, c->q, VF_T_TOKEN_EMBD);
+    }
+}
+
+/* F-LCPP-06/13: the compute buffer of each device from the graph terms: a GPU with layers the
  * layer peak, the GPU with the output layer the output point too, one E less (the CPU looks
  * up the embeddings); the CPU its layers' or the output's peak, and with layers on a GPU the
- * embeddings and the mask it builds; each plus the graph inputs. */
+ * embeddings and the mask it builds; each plus the graph inputs. With op offload (F-LCPP-13) the
+ * first GPU runs the CPU's layers and output too, each point with the weight copy it needs, and
+ * the CPU keeps the embeddings and the mask only. */
 static void plan_compute(const struct vf_model *m, const struct vf_lcpp_cfg *c,
                          struct vf_lcpp_plan *p)
 {
     struct graph_terms t = graph_terms(m, c, p);
     uint64_t layer_peak = t.attn > t.ffn ? t.attn : t.ffn;
+    uint64_t copy[VF_LCPP_MAX_GPUS] = {0}, out_copy = 0;
+    bool offload = c->n_gpus && c->n_ubatch >= LCPP_OFFLOAD_MIN_BATCH && !c->no_op_offload;
+    if (offload)
+        host_copies(m, c, p, copy, &out_copy);
     bool any_gpu_layer = false;
     for (uint32_t g = 0; g < c->n_gpus; g++) {
-        if (!p->layers_gpu[g] && !(p->output_on_gpu && g == c->n_gpus - 1))
+        bool host_ops = offload && g == 0 && (p->layers_host || !p->output_on_gpu);
+        if (!p->layers_gpu[g] && !(p->output_on_gpu && g == c->n_gpus - 1) && !host_ops)
             continue;
         any_gpu_layer = true;
-        uint64_t peak = p->layers_gpu[g] ? layer_peak : 0;
+        uint64_t peak =
+            p->layers_gpu[g] || (host_ops && p->layers_host) ? vf__sat_add(layer_peak, copy[g]) : 0;
         if (p->output_on_gpu && layer_device(m, c, m->n_layers) == (int)g)
             peak = peak > t.out ? peak : t.out;
+        if (host_ops && !p->output_on_gpu && vf__sat_add(t.out, out_copy) > peak)
+            peak = vf__sat_add(t.out, out_copy);
         peak = peak > t.e ? peak - t.e : peak;
         p->compute[g] = vf__sat_add(peak, t.inputs);
     }
-    uint64_t hp = p->layers_host ? layer_peak : 0;
-    if (!p->output_on_gpu)
+    uint64_t hp = p->layers_host && !offload ? layer_peak : 0;
+    if (!p->output_on_gpu && !offload)
         hp = hp > t.out ? hp : t.out;
     if (any_gpu_layer) /* the CPU looks up the embeddings and builds the mask */
         hp = hp > vf__sat_add(t.e, t.mask) ? hp : vf__sat_add(t.e, t.mask);
@@ -351,12 +418,17 @@ enum vf_err vf__lcpp_plan(const struct vf_model *m, const struct vf_lcpp_cfg *c,
         return vf__errf(err, VF_EUNSUPPORTED, "llama.cpp: '%s' has no layers", m->id);
     uint32_t bt, bv;
     vf_dtype_block(c->tv, &bt, &bv);
-    /* F-LCPP-01: llama_init_from_model refuses a quantized V without flash attention */
+    /* F-LCPP-01: llama_init_from_model refuses a quantized V without flash attention (-fa
+     * auto turns it on) and, for MLA models, K and V of different types (its messages) */
     if (bt > 1 && !c->flash_attn)
         return vf__errf(err, VF_EINVAL,
-                        "llama.cpp: quantized V cache requires flash attention (-ctv %s needs "
-                        "-fa on or auto)",
+                        "llama.cpp: quantized V cache requires flash_attn to be enabled (-ctv %s "
+                        "needs -fa on or auto)",
                         vf_dtype_name(c->tv));
+    if (m->attn == VF_ATTN_MLA && c->tk != c->tv)
+        return vf__errf(err, VF_EINVAL,
+                        "llama.cpp: model does not support different K (%s) and V (%s) cache types",
+                        vf_dtype_name(c->tk), vf_dtype_name(c->tv));
     if ((rc = plan_cells(m, c, p, err)) || (rc = plan_buffers(m, c, p, err)))
         return rc;
     plan_compute(m, c, p);
@@ -409,6 +481,54 @@ static enum vf_err parse_u64(const char *flag, const char *v, uint64_t lo, uint6
     return VF_OK;
 }
 
+/* F-LCPP-14: the build asked (--engine llama.cpp@bNNNN); without one the newest rules. Builds
+ * before LCPP_B_OUTPUT_FIRST offload the output layer last. */
+static enum vf_err read_version(const struct vf_workload *w, struct vf_lcpp_cfg *c,
+                                struct vf_error *err)
+{
+    const char *ver = w->engine_version; /* --engine llama.cpp@bNNNN, --engine-version */
+    if (!ver)
+        return VF_OK;
+    const char *v = ver[0] == 'b' || ver[0] == 'B' ? ver + 1 : ver;
+    char *end;
+    unsigned long b = strtoul(v, &end, 10);
+    if (end == v || *end || b == 0 || b > 1000000)
+        return vf__errf(err, VF_EINVAL,
+                        "llama.cpp@%s: expected a build number such as llama.cpp@b6895", ver);
+    c->build = (uint32_t)b;
+    c->output_last = b < LCPP_B_OUTPUT_FIRST;
+    c->shared_kv = b < LCPP_B_STREAMS;
+    return VF_OK;
+}
+
+/* F-LCPP-11: --fit on|off, --fit-target MiB (the margin per device), --fit-ctx N. */
+static enum vf_err read_fit(const struct vf_engine_opts *o, struct vf_lcpp_cfg *c,
+                            struct vf_error *err)
+{
+    const char *v;
+    enum vf_err rc;
+    uint64_t x;
+    c->fit_margin = LCPP_FIT_MARGIN;
+    c->fit_ctx = LCPP_FIT_CTX;
+    if ((v = vf_engine_opt(o, "--fit"))) {
+        if (!*v || !strcmp(v, "on") || !strcmp(v, "1"))
+            c->fit = true;
+        else if (strcmp(v, "off") && strcmp(v, "0"))
+            return vf__errf(err, VF_EINVAL, "llama.cpp: --fit '%s': expected on or off", v);
+    }
+    if ((v = vf_engine_opt(o, "--fit-target"))) {
+        if ((rc = parse_u64("--fit-target", v, 0, 1u << 24, &x, err)))
+            return rc;
+        c->fit_margin = x << 20;
+    }
+    if ((v = vf_engine_opt(o, "--fit-ctx"))) {
+        if ((rc = parse_u64("--fit-ctx", v, 1, VF_MAX_CTX_TOKENS, &x, err)))
+            return rc;
+        c->fit_ctx = x;
+    }
+    return VF_OK;
+}
+
 /* F-LCPP-01: the workload and the flags into llama.cpp's settings; *ngl_auto when -ngl was
  * "auto" (then --fit would decide). */
 static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *w,
@@ -420,6 +540,8 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     enum vf_err rc;
     memset(c, 0, sizeof *c);
     *ngl_auto = false;
+    if ((rc = read_version(w, c, err)))
+        return rc;
     c->n_gpus = w->gpus ? w->gpus : 1;
     if (vf_engine_opt(o, "--cpu"))
         c->n_gpus = 0;
@@ -430,6 +552,8 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     c->n_ctx = ctx * c->n_seq;
     c->q = vf__term_storage(w);
     c->tk = c->tv = w->kv_dtype == VF_DT_DEFAULT ? VF_DT_F16 : w->kv_dtype;
+    if (w->kv_dtype_v != VF_DT_DEFAULT) /* -ctv apart from -ctk */
+        c->tv = w->kv_dtype_v;
     c->n_batch = 2048;
     c->n_ubatch = 512;
     if ((v = vf_engine_opt(o, "-b")) && (rc = parse_u64("-b", v, 1, 1u << 20, &c->n_batch, err)))
@@ -446,9 +570,10 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
                  strcmp(v, ""))
             return vf__errf(err, VF_EINVAL, "llama.cpp: -fa '%s': expected on, off or auto", v);
     }
-    c->kv_unified = vf_engine_opt(o, "--kv-unified") != NULL;
+    c->kv_unified = vf_engine_opt(o, "--kv-unified") != NULL || c->shared_kv;
     c->swa_full = vf_engine_opt(o, "--swa-full") != NULL;
     c->no_mmap = vf_engine_opt(o, "--no-mmap") != NULL;
+    c->no_op_offload = vf_engine_opt(o, "--no-op-offload") != NULL;
     if (vf_engine_opt(o, "--cpu-moe"))
         c->n_cpu_moe = m->n_layers;
     if ((v = vf_engine_opt(o, "--n-cpu-moe"))) {
@@ -457,9 +582,12 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
         c->n_cpu_moe = (uint32_t)x;
     }
     c->ngl = (int64_t)m->n_layers + 1;
+    if ((rc = read_fit(o, c, err)))
+        return rc;
     if ((v = vf_engine_opt(o, "-ngl"))) {
         if (!strcmp(v, "auto") || !strcmp(v, "-1") || !strcmp(v, "all")) {
             *ngl_auto = !strcmp(v, "auto");
+            c->fit = c->fit || *ngl_auto; /* -ngl auto: --fit decides */
         } else {
             if ((rc = parse_u64("-ngl", v, 0, 1u << 20, &x, err)))
                 return rc;
@@ -530,11 +658,93 @@ static bool solve_pred(uint64_t v, void *ud)
     return peak_of(s->m, &c) <= s->budget;
 }
 
+/* What --fit chose (F-LCPP-11). */
+struct fit_choice {
+    int step;  /* 0 nothing changed, 1 context lowered, 2 experts to the CPU, 3 -ngl */
+    bool fits; /* the choice keeps the margin */
+    struct vf_lcpp_cfg c;
+};
+
+/*
+ * F-LCPP-11: what llama_params_fit chooses for one GPU of `usable` bytes with `margin` bytes
+ * kept free: the settings as given when they fit; else a context lowered (only when -c was not
+ * given, not below --fit-ctx, a multiple of 256 x streams); else, at that context, all layers
+ * stay on the GPU and the routed experts of as few layers as needed go to host memory (MoE;
+ * llama.cpp overflows the last layers, the same bytes as --n-cpu-moe for uniform layers); else
+ * fewer layers (-ngl).
+ */
+static struct fit_choice fit_choose(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                                    uint64_t usable, uint64_t margin, uint64_t fit_ctx,
+                                    bool ctx_fixed)
+{
+    struct fit_choice f = {.c = *c};
+    uint64_t n_seq = c->n_seq ? c->n_seq : 1;
+    struct solve_ctx s = {.m = m, .c = *c, .budget = usable > margin ? usable - margin : 0};
+    if (peak_of(m, c) <= s.budget) {
+        f.fits = true;
+        return f;
+    }
+    uint64_t asked = c->n_ctx / n_seq, lo = fit_ctx / n_seq ? fit_ctx / n_seq : 1;
+    if (!ctx_fixed && lo < asked) {
+        f.step = 1;
+        s.what = 0;
+        uint64_t ft = vf_bisect(lo, asked, solve_pred, &s);
+        if (ft >= lo && ft != (uint64_t)-1) {
+            uint64_t tot = ft * n_seq / (LCPP_PAD * n_seq) * (LCPP_PAD * n_seq);
+            f.c.n_ctx = tot >= lo * n_seq ? tot : lo * n_seq;
+            f.fits = true;
+            return f;
+        }
+        f.c.n_ctx = lo * n_seq;
+    }
+    s.c = f.c;
+    if (m->n_experts && f.c.n_cpu_moe < m->n_layers) {
+        s.what = 2;
+        uint64_t keep = vf_bisect(0, m->n_layers, solve_pred, &s);
+        if (keep != (uint64_t)-1 && keep <= m->n_layers) {
+            f.step = 2;
+            f.c.n_cpu_moe = m->n_layers - (uint32_t)keep;
+            f.fits = true;
+            return f;
+        }
+        s.c.n_cpu_moe = f.c.n_cpu_moe = m->n_layers;
+    }
+    s.what = 1;
+    uint64_t nl = vf_bisect(0, (uint64_t)m->n_layers + 1, solve_pred, &s);
+    f.step = 3;
+    f.c.ngl = nl == (uint64_t)-1 ? 0 : (int64_t)nl;
+    f.fits = nl != (uint64_t)-1;
+    return f;
+}
+
+/* F-LCPP-11: the fix of --fit on (1024 MiB margin) for a card of `usable` bytes. */
+static void fit_fix(struct vf_arena *a, const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                    uint64_t usable, struct vf_estimate *e)
+{
+    if (usable <= LCPP_FIT_MARGIN)
+        return;
+    struct fit_choice f = fit_choose(m, c, usable, LCPP_FIT_MARGIN, LCPP_FIT_CTX, false);
+    if (f.step == 0)
+        vf__fix(a, e, "--fit on: keeps -c %llu and every layer on the GPU (1024 MiB margin)",
+                (unsigned long long)c->n_ctx);
+    else if (f.step == 1)
+        vf__fix(a, e, "--fit on: would choose -c %llu with every layer on the GPU",
+                (unsigned long long)f.c.n_ctx);
+    else if (f.step == 2)
+        vf__fix(a, e,
+                "--fit on: would choose -c %llu with every layer on the GPU and the routed "
+                "experts of %u layers in host memory (runs with spill)",
+                (unsigned long long)f.c.n_ctx, f.c.n_cpu_moe);
+    else
+        vf__fix(a, e, "--fit on: would choose -c %llu -ngl %llu (1024 MiB margin per GPU)",
+                (unsigned long long)f.c.n_ctx, (unsigned long long)f.c.ngl);
+}
+
 /* F-LCPP-10/11: the flags that make it fit a card of `usable` bytes. */
 static void add_fixes(struct vf_arena *a, const struct vf_model *m, const struct vf_lcpp_cfg *c,
                       uint64_t usable, struct vf_estimate *e)
 {
-    char b1[32], b2[32];
+    char b1[32];
     struct solve_ctx s = {.m = m, .c = *c, .budget = usable};
     uint64_t n_seq = c->n_seq ? c->n_seq : 1;
     uint64_t max_ctx =
@@ -596,35 +806,7 @@ static void add_fixes(struct vf_arena *a, const struct vf_model *m, const struct
         }
     }
 fit:
-    /* F-LCPP-11: --fit keeps 1024 MiB free per device: it lowers the context first (not
-     * below --fit-ctx 4096, a multiple of 256 x streams), then the layers */
-    if (usable > LCPP_FIT_MARGIN) {
-        s.budget = usable - LCPP_FIT_MARGIN;
-        s.c = *c;
-        s.what = 0;
-        uint64_t asked = c->n_ctx / n_seq;
-        if (peak_of(m, c) <= s.budget) {
-            vf__fix(a, e, "--fit on: keeps -c %llu and every layer on the GPU (1024 MiB margin)",
-                    (unsigned long long)c->n_ctx);
-            return;
-        }
-        uint64_t lo = LCPP_FIT_CTX / n_seq ? LCPP_FIT_CTX / n_seq : 1;
-        uint64_t ft = vf_bisect(lo, asked, solve_pred, &s);
-        if (ft >= lo && ft != (uint64_t)-1) {
-            uint64_t ftot = ft * n_seq / (LCPP_PAD * n_seq) * (LCPP_PAD * n_seq);
-            vf__fix(a, e, "--fit on: would choose -c %llu with every layer on the GPU",
-                    (unsigned long long)(ftot ? ftot : ft * n_seq));
-            return;
-        }
-        s.c.n_ctx = lo * n_seq < c->n_ctx ? lo * n_seq : c->n_ctx;
-        s.what = 1;
-        uint64_t nl = vf_bisect(0, (uint64_t)m->n_layers + 1, solve_pred, &s);
-        if (nl == (uint64_t)-1)
-            nl = 0;
-        vf__fix(a, e, "--fit on: would choose -c %llu -ngl %llu (%s margin per GPU)",
-                (unsigned long long)s.c.n_ctx, (unsigned long long)nl,
-                vf_format_bytes(b2, sizeof b2, LCPP_FIT_MARGIN, VF_FMT_IEC));
-    }
+    fit_fix(a, m, c, usable, e);
 }
 
 /* The assumptions of where the layers and experts went (F-LCPP-02). */
@@ -667,9 +849,17 @@ static void lcpp_assume(struct vf_arena *a, const struct vf_model *m, const stru
                "engine llama.cpp %s: model, KV, compute and output buffers per device as "
                "llama.cpp allocates them (F-LCPP-01..09)",
                LCPP_VERSION);
-    if (!w->ctx_tokens)
-        vf__assume(a, e, "context %s tokens per sequence: the model's training context (-c)",
-                   vf_format_tokens(b1, sizeof b1, c->n_ctx / c->n_seq));
+    if (c->build)
+        vf__assume(a, e, "llama.cpp@b%u: %s%s", c->build,
+                   c->output_last ? "-ngl offloads the output layer after every repeating layer "
+                                    "(before PR 18148, F-LCPP-14)"
+                                  : "the output layer offloaded first (PR 18148 on, F-LCPP-14)",
+                   c->shared_kv ? "; one KV cache shared by every slot (before PR 14363)" : "");
+    bool known = m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN;
+    if (!w->ctx_tokens && c->n_ctx / c->n_seq == vf__term_ctx(m, w))
+        vf__assume(a, e, "context %s tokens per sequence: %s (-c)",
+                   vf_format_tokens(b1, sizeof b1, c->n_ctx / c->n_seq),
+                   known ? "the model's training context" : "the training context is unknown");
     if (p->n_ctx != c->n_ctx)
         vf__assume(a, e, "-c %llu padded to %llu (256 cells per stream)",
                    (unsigned long long)c->n_ctx, (unsigned long long)p->n_ctx);
@@ -761,6 +951,49 @@ static void lcpp_lines(struct vf_arena *a, const struct vf_lcpp_cfg *c,
              mib(b1, sizeof b1, p->host_output));
 }
 
+/* F-LCPP-11: what --fit chose (step -1: --fit off or no card). */
+static void fit_assume(struct vf_arena *a, const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                       const struct vf_lcpp_plan *p, const struct fit_choice *f,
+                       struct vf_estimate *e)
+{
+    char b1[32], b2[32];
+    if (f->step < 0) {
+        if (c->fit)
+            vf__assume(a, e, "--fit on without a card (--gpu): the settings as given");
+        return;
+    }
+    vf_format_bytes(b1, sizeof b1, c->fit_margin, VF_FMT_IEC);
+    if (f->step == 0)
+        vf__assume(a, e, "--fit on: the settings fit with %s free per GPU; nothing changed", b1);
+    else if (f->step == 1)
+        vf__assume(a, e, "--fit on: llama.cpp lowers the context to -c %llu (%s free per GPU)",
+                   (unsigned long long)c->n_ctx, b1);
+    else
+        vf__assume(a, e,
+                   "--fit on: llama.cpp chooses -c %llu -ngl %lld%s%u%s: runs with spill, %s of "
+                   "weights in host memory%s",
+                   (unsigned long long)c->n_ctx, (long long)c->ngl,
+                   f->step == 2 ? " and the routed experts of " : "",
+                   f->step == 2 ? c->n_cpu_moe : 0, f->step == 2 ? " layers on the CPU" : "",
+                   vf_format_bytes(b2, sizeof b2, p->host_model, VF_FMT_IEC),
+                   f->fits ? "" : " (still short of the margin)");
+    (void)m;
+}
+
+/* F-KV-01 with K and V apart (-ctk/-ctv): the bytes one token adds to every layer's cells. */
+static void lcpp_kv_per_token(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                              struct vf_estimate *e)
+{
+    vf__term_kv_per_token(m, c->tk, e);
+    if (c->tv == c->tk)
+        return;
+    uint64_t sum = 0;
+    for (uint32_t l = 0; l < m->n_layers; l++)
+        sum = vf__sat_add(sum, cell_bytes(m, c, l));
+    e->kv_bytes_per_token = sum;
+    e->kv_dtype_v = c->tv;
+}
+
 static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
                                  const struct vf_workload *w, struct vf_estimate *e,
                                  struct vf_error *err)
@@ -772,8 +1005,14 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
     if (m->task != VF_TASK_INFER || m->pipeline)
         return vf__errf(err, VF_EUNSUPPORTED, "llama.cpp estimates LLM inference only");
     if ((rc = read_cfg(m, w, &c, &ngl_auto, err)) ||
-        (rc = vf__term_check_split(m, w, &vf__engine_llamacpp, c.n_gpus, false, err)) ||
-        (rc = vf__lcpp_plan(m, &c, &p, err)))
+        (rc = vf__term_check_split(m, w, &vf__engine_llamacpp, c.n_gpus, false, err)))
+        return rc;
+    struct fit_choice f = {.step = -1};
+    if (c.fit && c.n_gpus && w->usable_bytes && w->usable_bytes != VF_UNKNOWN) {
+        f = fit_choose(m, &c, w->usable_bytes, c.fit_margin, c.fit_ctx, w->ctx_tokens != 0);
+        c = f.c;
+    }
+    if ((rc = vf__lcpp_plan(m, &c, &p, err)))
         return rc;
 
     vf__term_begin(m, &vf__engine_llamacpp, e);
@@ -782,8 +1021,9 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
     e->ctx_tokens = p.n_ctx_seq;
     if ((rc = vf__term_weights(m, c.q, e, err)))
         return rc;
-    vf__term_kv_per_token(m, c.tk, e);
+    lcpp_kv_per_token(m, &c, e);
     lcpp_assume(a, m, w, &c, &p, ngl_auto, e);
+    fit_assume(a, m, &c, &p, &f, e);
     e->host_bytes =
         vf__lcpp_components(e, &c, &p, VF_LCPP_CUDA_OVERHEAD, "CUDA context + cuBLAS, per GPU");
     e->total_bytes = c.n_gpus ? vf__lcpp_gpu_peak(&c, &p) : 0; /* F-LCPP-09 */
@@ -804,9 +1044,31 @@ static const struct vf_engine_flag lcpp_flags[] = {
     {"--cpu-moe", "-cmoe", false, "keep every routed expert on the CPU"},
     {"--n-cpu-moe", "-ncmoe", true, "keep the routed experts of the first N layers on the CPU"},
     {"--no-mmap", NULL, false, "read the CPU's weights instead of mapping them"},
+    {"--no-op-offload", "-nopo", false,
+     "run the CPU's layers on the CPU (no weight copies to the GPU for large batches)"},
     {"-ts", "--tensor-split", true, "share of layers per GPU, such as 3,1"},
+    {"--fit", "-fit", true,
+     "on: llama.cpp lowers the context, then moves experts or layers to the CPU until the card "
+     "keeps --fit-target free (needs --gpu)"},
+    {"--fit-target", "-fitt", true, "MiB --fit keeps free per device (default 1024)"},
+    {"--fit-ctx", "-fitc", true, "the smallest context --fit lowers to (default 4096)"},
     {"--cpu", NULL, false, "everything on the CPU backend (what the CPU oracle measures)"},
     {NULL, NULL, false, NULL},
+};
+
+/* F-LCPP-14: the builds where a rule changed ('vramfit help engines'; the version check of
+ * engine/estimate.c compares the numbers: b5900 > b1) */
+static const struct vf_engine_rule lcpp_rules[] = {
+    {"b1", "shared KV",
+     "the -np slots share one unified KV cache (every slot's cells attended); the output layer "
+     "offloaded last",
+     "llama.cpp before PR 14363"},
+    {"b" STR(LCPP_B_STREAMS), "KV streams",
+     "a KV stream per sequence unless --kv-unified (high-throughput mode)",
+     "PR 14363 (build number approximate: b5857 is of 2025-07-10)"},
+    {"b" STR(LCPP_B_OUTPUT_FIRST), "output first", "the output layer offloaded first with -ngl",
+     "PR 18148 (build number interpolated between b7045 and b7551)"},
+    {NULL, NULL, NULL, NULL},
 };
 
 const struct vf_engine vf__engine_llamacpp = {
@@ -816,4 +1078,5 @@ const struct vf_engine vf__engine_llamacpp = {
     .can_split = lcpp_can_split,
     .estimate = lcpp_estimate,
     .flags = lcpp_flags,
+    .rules = lcpp_rules,
 };

@@ -22,6 +22,13 @@ struct vf_lcpp_cfg {
     uint64_t n_batch;  /* -b */
     uint64_t n_ubatch; /* -ub */
     bool kv_unified, swa_full, no_mmap;
+    bool no_op_offload;             /* --no-op-offload: no host weights copied (F-LCPP-13) */
+    bool fit;                       /* --fit on / -ngl auto (F-LCPP-11) */
+    uint64_t fit_margin, fit_ctx;   /* --fit-target (bytes), --fit-ctx */
+    bool shared_kv;                 /* builds before PR 14363: one unified KV cache */
+    uint32_t build;                 /* llama.cpp@bNNNN; 0 = the newest modelled */
+    bool output_last;               /* builds before PR 18148: -ngl offloads the output layer
+                                     * after every repeating layer (F-LCPP-02, F-LCPP-14) */
     uint32_t n_cpu_moe;             /* expert tensors of the first N layers stay on the CPU */
     double split[VF_LCPP_MAX_GPUS]; /* -ts weights (0 everywhere = even) */
     const struct vf_quant *q;       /* NULL = the model's own storage */

@@ -105,6 +105,17 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     return VF_OK;
 }
 
+/* F-OLL-04 (issue 21): what one GPU needs as Ollama plans it: the buffers of the most loaded GPU
+ * and one CUDA context, Ollama's MinimumMemory (457 MiB, the allowance its scheduler keeps for
+ * the runner's context), + OLLAMA_GPU_OVERHEAD; not llama.cpp's context on top of it. */
+static uint64_t oll_gpu_need(const struct oll_cfg *o, const struct vf_lcpp_cfg *c,
+                             const struct vf_lcpp_plan *p)
+{
+    uint64_t peak = vf__lcpp_gpu_peak(c, p);
+    peak = peak > VF_LCPP_CUDA_OVERHEAD ? peak - VF_LCPP_CUDA_OVERHEAD : 0;
+    return vf__sat_add(peak, vf__sat_add(o->overhead, OLL_MIN_MEMORY));
+}
+
 /* F-OLL-04: the layers Ollama offloads: from the last layer down, while the GPU keeps
  * OLLAMA_GPU_OVERHEAD + 457 MiB + the graph + the CUDA context free; the output layer
  * only when every layer fits. */
@@ -116,9 +127,7 @@ static int64_t offload_layers(const struct vf_model *m, const struct oll_cfg *o,
         struct vf_lcpp_plan p;
         if (vf__lcpp_plan(m, &c, &p, NULL))
             return 0;
-        uint64_t need =
-            vf__sat_add(vf__lcpp_gpu_peak(&c, &p), vf__sat_add(o->overhead, OLL_MIN_MEMORY));
-        if (need <= usable)
+        if (oll_gpu_need(o, &c, &p) <= usable)
             return n;
     }
     return 0;
@@ -131,7 +140,9 @@ static void oll_assume(struct vf_arena *a, const struct oll_cfg *o, struct vf_es
                OLL_VERSION);
     vf__assume(a, e, "num_ctx %llu%s, num_parallel %llu: llama.cpp -c %llu",
                (unsigned long long)o->num_ctx,
-               o->ctx_default ? " (Ollama's default for this much VRAM)" : "",
+               o->ctx_default ? " (Ollama's default by VRAM: < 24 GiB 4k, 24-48 GiB 32k, "
+                                "48 GiB and more 256k; docs/context-length.mdx)"
+                              : "",
                (unsigned long long)o->parallel, (unsigned long long)o->c.n_ctx);
     vf__assume(a, e,
                "flash attention %s, KV cache %s (OLLAMA_FLASH_ATTENTION, "
@@ -152,11 +163,12 @@ static enum vf_err oll_total(const struct vf_model *m, const struct oll_cfg *o, 
     enum vf_err rc = vf__lcpp_plan(m, &full, &pf, err);
     if (rc)
         return rc;
-    e->total_bytes =
-        vf__sat_add(vf__lcpp_gpu_peak(&full, &pf), vf__sat_add(o->overhead, OLL_MIN_MEMORY));
-    vf__assume(a, e, "per GPU: %s CUDA context + %s minimum + %s OLLAMA_GPU_OVERHEAD kept free",
-               vf_format_bytes(b1, sizeof b1, VF_LCPP_CUDA_OVERHEAD, VF_FMT_IEC),
+    e->total_bytes = oll_gpu_need(o, &full, &pf);
+    vf__assume(a, e,
+               "per GPU: one CUDA context, Ollama's %s MinimumMemory (the runner's context; "
+               "llama.cpp's own %s not added on top), + %s OLLAMA_GPU_OVERHEAD",
                vf_format_bytes(b2, sizeof b2, OLL_MIN_MEMORY, VF_FMT_IEC),
+               vf_format_bytes(b1, sizeof b1, VF_LCPP_CUDA_OVERHEAD, VF_FMT_IEC),
                vf_format_bytes(b3, sizeof b3, o->overhead, VF_FMT_IEC));
     return VF_OK;
 }
@@ -183,10 +195,11 @@ static void oll_results(struct vf_arena *a, const struct vf_model *m, const stru
     vf__extra_u64(e, "layers_model", (uint64_t)m->n_layers + 1);
     vf__extra_u64(e, "layers_offload", (uint64_t)o->c.ngl);
     vf__extra_bool(e, "flash_attn", o->c.flash_attn);
-    vf__extra_u64(
-        e, "gpu_bytes_used",
-        vf__sat_add(vf__lcpp_gpu_peak(&o->c, p), vf__sat_add(o->overhead, OLL_MIN_MEMORY)));
-    vf__extra_u64(e, "kv_bytes", vf__sat_add(host == VF_UNKNOWN ? 0 : p->host_kv, p->kv[0]));
+    vf__extra_u64(e, "gpu_bytes_used", oll_gpu_need(o, &o->c, p));
+    uint64_t kv = host == VF_UNKNOWN ? 0 : p->host_kv; /* issue 21: every device's KV */
+    for (uint32_t g = 0; g < o->c.n_gpus; g++)
+        kv = vf__sat_add(kv, p->kv[g]);
+    vf__extra_u64(e, "kv_bytes", kv);
     vf__extra_text(e, "processor", processor);
     vf__line(a, e, "offload: layers.model=%u layers.offload=%lld", m->n_layers + 1,
              (long long)o->c.ngl);
@@ -237,7 +250,13 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
         (rc = vf__term_check_split(m, w, &vf__engine_ollama, o.c.n_gpus, false, err)))
         return rc;
     bool card = w->usable_bytes && w->usable_bytes != VF_UNKNOWN;
-    if (card)
+    uint64_t num_gpu = 0;
+    const char *ng = vf_engine_opt(&w->opts, "num_gpu");
+    if (ng && (vf_parse_tokens(ng, &num_gpu, NULL) || num_gpu > VF_MAX_LAYERS + 1))
+        return vf__errf(err, VF_EINVAL, "ollama: num_gpu '%s': expected a number of layers", ng);
+    if (ng) /* issue 21: num_gpu sets the layers offloaded; the planner does not choose */
+        o.c.ngl = num_gpu > m->n_layers + 1ULL ? (int64_t)m->n_layers + 1 : (int64_t)num_gpu;
+    else if (card)
         o.c.ngl = offload_layers(m, &o, w->usable_bytes);
     if ((rc = vf__lcpp_plan(m, &o.c, &p, err)))
         return rc;
@@ -250,9 +269,8 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
         return rc;
     vf__term_kv_per_token(m, o.c.tk, e);
     oll_assume(a, &o, e);
-    e->host_bytes = vf__lcpp_components(
-        e, &o.c, &p, vf__sat_add(VF_LCPP_CUDA_OVERHEAD, vf__sat_add(o.overhead, OLL_MIN_MEMORY)),
-        "CUDA context + Ollama's reserves");
+    e->host_bytes = vf__lcpp_components(e, &o.c, &p, vf__sat_add(o.overhead, OLL_MIN_MEMORY),
+                                        "one CUDA context (Ollama's reserve)");
     if ((rc = oll_total(m, &o, a, e, err)))
         return rc;
     oll_results(a, m, &o, &p, e->host_bytes, e);
@@ -269,6 +287,7 @@ static const struct vf_engine_flag oll_flags[] = {
     {"OLLAMA_KV_CACHE_TYPE", NULL, true, "f16 (default), q8_0 or q4_0 (needs flash attention)"},
     {"OLLAMA_CONTEXT_LENGTH", NULL, true, "default num_ctx"},
     {"OLLAMA_GPU_OVERHEAD", NULL, true, "bytes kept free per GPU"},
+    {"num_gpu", NULL, true, "layers offloaded to the GPUs (default: Ollama's planner decides)"},
     {NULL, NULL, false, NULL},
 };
 

@@ -28,6 +28,16 @@ const struct vf_engine *vf_engine_find(const char *name)
 {
     if (!name || !*name)
         return engines[0];
+    const char *at = strchr(name, '@'); /* NAME@VERSION (DESIGN section 8): the engine's */
+    if (at) {
+        char base[32];
+        size_t n = (size_t)(at - name);
+        if (n == 0 || n >= sizeof base)
+            return NULL;
+        memcpy(base, name, n);
+        base[n] = 0;
+        return vf_engine_find(base);
+    }
     for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++)
         if (!vf__strcasecmp(engines[i]->name, name))
             return engines[i];
@@ -309,6 +319,13 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
     if (!llm && !gen && w->task != VF_TASK_TRAIN)
         return vf__errf(err, VF_EINVAL,
                         "'%s' is an image/video pipeline: use --task image, video or train", m->id);
+    /* issue 21: a BERT-style encoder neither decodes nor keeps a KV cache */
+    if (llm && m->encoder_only)
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "'%s' is an encoder-only model (%s, BERT-style): it embeds or classifies "
+                        "text in one pass, with no KV cache and no generation; vramfit estimates "
+                        "decoder LLM inference and training",
+                        m->id, m->model_type);
     /* engines refuse a context past the model's maximum unless told to (vLLM's
      * VLLM_ALLOW_LONG_MAX_MODEL_LEN, llama.cpp's rope scaling flags) */
     if (w->task == VF_TASK_INFER && !w->force && m->max_ctx_tokens &&
@@ -319,9 +336,19 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
                         "it anyway",
                         (unsigned long long)w->ctx_tokens, m->id,
                         (unsigned long long)m->max_ctx_tokens);
+    /* issue 21: llama.cpp alone keeps K and V in different types (-ctk/-ctv) */
+    if (w->kv_dtype_v != VF_DT_DEFAULT && w->kv_dtype_v != w->kv_dtype && e != &vf__engine_llamacpp)
+        return vf__errf(err, VF_EINVAL,
+                        "-ctv %s differs from the K cache type: engine %s keeps K and V in one "
+                        "type (llama.cpp sets them apart)",
+                        vf_dtype_name(w->kv_dtype_v), e->name);
     enum vf_err rc = e->estimate(a, m, w, out, err);
     /* issue 20: the release whose rules were used, for the engines with versions */
-    if (!out->engine_version && (w->engine_version || (e->rules && e->rules[0].since)))
+    /* the release modelled is printed when the engine names one by its number (vLLM's
+     * "0.11.0"); llama.cpp's version names the node-llama-cpp build it follows: its build
+     * is printed only when one was asked for */
+    bool numbered = e->version[0] >= '0' && e->version[0] <= '9';
+    if (!out->engine_version && (w->engine_version || (e->rules && e->rules[0].since && numbered)))
         out->engine_version = w->engine_version ? w->engine_version : e->version;
     if (!rc && out->incomplete) /* a limit is an error, never a result with parts left out */
         rc = out->incomplete == OUT_OF_MEMORY

@@ -87,7 +87,7 @@ static const struct vf_option table[] = {
      "D", NULL, 0, 0, ALL_CMDS, 0, false, NULL,
      "KV cache type, K and V: fp16 bf16 fp8 q8_0 q4_0 ... (default 16-bit)"},
     {O_KV_DTYPE_V, "-ctv", NAMES("--cache-type-v"), VF_KIND_TEXT, "D", NULL, 0, 0, ALL_CMDS, 0,
-     false, NULL, "llama.cpp's V cache type (the same as -ctk for now)"},
+     false, NULL, "llama.cpp's V cache type (default: as -ctk)"},
     {O_ENGINE, "--engine", NULL, VF_KIND_TEXT, "E", NULL, 0, 0, ALL_CMDS, 0, false, NULL,
      "generic vllm llama.cpp ollama transformers pytorch comfyui diffusers ('vramfit help "
      "engines': their own flags); NAME@VERSION picks that release's rules (vllm@0.6)"},
@@ -776,15 +776,12 @@ bool vf_option_accepts(const struct vf_workload *w, const struct vf_option *o, c
 enum vf_err vf_workload_finish(struct vf_workload *w, struct vf_error *err)
 {
     struct vf_error e = {0};
-    if (w->ctv) {
+    if (w->ctv) { /* llama.cpp keeps K and V apart: -ctv alone leaves K at f16 */
         enum vf_dtype v;
         if (vf_kv_dtype_parse(w->ctv, &v, &e))
             return usage(err, "-ctv: %s", e.msg);
-        if (v != w->kv_dtype)
-            return usage(err,
-                         "-ctv %s differs from -ctk: give K and V the same type for now "
-                         "(--kv-dtype)",
-                         w->ctv);
+        bool same = v == w->kv_dtype || (w->kv_dtype == VF_DT_DEFAULT && v == VF_DT_F16);
+        w->kv_dtype_v = same ? VF_DT_DEFAULT : v;
     }
     /* llama.cpp: -c is the total context shared by the -np slots */
     if (w->np) {

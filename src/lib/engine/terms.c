@@ -23,7 +23,11 @@ void vf__term_assume_ctx(struct vf_arena *a, struct vf_estimate *e, const struct
                          uint64_t ctx)
 {
     char b1[32];
-    if (!w->ctx_tokens)
+    uint64_t max = e->model.max_ctx_tokens;
+    if (!w->ctx_tokens && (!max || max == VF_UNKNOWN)) /* issue 21: unknown stays unknown */
+        vf__assume(a, e, "context %s tokens: the model's maximum is unknown (--ctx to change)",
+                   vf_format_tokens(b1, sizeof b1, ctx));
+    else if (!w->ctx_tokens)
         vf__assume(a, e, "context %s tokens: the model's maximum (--ctx to change)",
                    vf_format_tokens(b1, sizeof b1, ctx));
 }

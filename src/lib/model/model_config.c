@@ -166,6 +166,26 @@ static const struct {
     {"gemma_embedding", 6}, {"cohere2", 4}, {"llama4", 4}, {"llama4_text", 4},
 };
 
+bool vf__encoder_only(const char *model_type)
+{
+    static const char *const enc[] = {
+        "bert",         "roberta",      "xlm_roberta", "xlm_roberta_xl", "distilbert",
+        "electra",      "deberta",      "deberta_v2",  "albert",         "camembert",
+        "mpnet",        "modernbert",   "modern_bert", "nomic_bert",     "nomic_bert_moe",
+        "jina_bert_v2", "jina_bert_v3", "neo_bert",    "neobert",        "t5encoder",
+    };
+    char mt[32];
+    size_t n = model_type ? strlen(model_type) : 0;
+    if (!n || n >= sizeof mt)
+        return false;
+    for (size_t i = 0; i <= n; i++)
+        mt[i] = model_type[i] == '-' ? '_' : model_type[i];
+    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++)
+        if (!strcmp(mt, enc[i]))
+            return true;
+    return false;
+}
+
 uint32_t vf__swa_period(const char *model_type)
 {
     for (size_t i = 0; model_type && i < sizeof swa_periods / sizeof swa_periods[0]; i++)
@@ -777,6 +797,7 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
     m->name = m->id;                           /* the catalog (models.tsv) names its models */
     if (!m->source || !m->model_type || !m->id)
         return vf__errf(c->err, VF_ENOMEM, "config: '%s': out of memory", c->origin);
+    m->encoder_only = vf__encoder_only(m->model_type);
     if ((rc = dimensions(c, m)) || (rc = mla(c, m)) || (rc = experts(c, m)))
         return rc;
     if (!m->moe_every)

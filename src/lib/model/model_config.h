@@ -17,6 +17,10 @@
  * sliding_window_pattern overrides the period.
  */
 uint32_t vf__swa_period(const char *model_type);
+
+/* Issue 21: whether model_type (HF's, or a GGUF architecture with '-' read as '_') names an
+ * encoder-only family (BERT and its descendants): they hold no KV cache and generate no text. */
+bool vf__encoder_only(const char *model_type);
 /* F-LAY-01: does layer i slide under period p (i % p < p - 1; every layer when p is 0)? */
 bool vf__swa_sliding(uint32_t i, uint32_t period);
 

@@ -378,6 +378,7 @@ static enum vf_err identity(struct vf_arena *a, struct map *mp, struct vf_model 
     for (size_t i = 0; i < sizeof arch_map / sizeof arch_map[0]; i++)
         if (strcmp(mp->arch, arch_map[i].arch) == 0)
             m->model_type = arch_map[i].hf;
+    m->encoder_only = vf__encoder_only(m->model_type);
     return VF_OK;
 }
 
@@ -399,7 +400,10 @@ static enum vf_err dimensions(struct vf_arena *a, struct map *mp, struct vf_mode
         (rc = anum32(mp, "attention.head_count_kv", VF_MAX_DIM, m->n_heads, &m->n_kv_heads)) ||
         (rc = anum32(mp, "feed_forward_length", VF_MAX_DIM, 0, &m->intermediate)) ||
         (rc = anum32(mp, "attention.key_length", VF_MAX_DIM, 0, &m->head_dim)) ||
-        (rc = anum32(mp, "attention.value_length", VF_MAX_DIM, 0, &m->head_dim_v)))
+        (rc = anum32(mp, "attention.value_length", VF_MAX_DIM, 0, &m->head_dim_v)) ||
+        (rc = anum32(mp, "attention.key_length_swa", VF_MAX_DIM, 0, &m->head_dim_swa)) ||
+        (rc = anum32(mp, "attention.value_length_swa", VF_MAX_DIM, m->head_dim_swa,
+                     &m->head_dim_v_swa)))
         return rc;
     if (!m->head_dim && m->n_heads)
         m->head_dim = m->hidden / m->n_heads;

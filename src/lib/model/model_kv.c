@@ -30,13 +30,19 @@ static uint64_t layer_bytes(const struct vf_model *m, uint64_t row, uint32_t l)
 }
 
 /* The bytes of one KV head's K and V rows of one token at kv (MLA: the whole compressed
- * latent and rope key of the layer), the same for every layer: computed once per call. */
-static uint64_t head_row_bytes(const struct vf_model *m, enum vf_dtype kv)
+ * latent and rope key of the layer), one size for the full-attention layers and one for the
+ * sliding-window ones (their own head sizes, issue 21): computed once per call. */
+static uint64_t head_row_bytes(const struct vf_model *m, enum vf_dtype kv, bool swa)
 {
     if (m->attn == VF_ATTN_MLA)
         return vf_dtype_bytes(kv, (uint64_t)m->kv_lora_rank + m->qk_rope_dim);
-    uint64_t hv = m->head_dim_v ? m->head_dim_v : m->head_dim;
-    return vf__sat_add(vf_dtype_bytes(kv, m->head_dim), vf_dtype_bytes(kv, hv));
+    uint64_t hk = swa && m->head_dim_swa ? m->head_dim_swa : m->head_dim;
+    uint64_t hv = swa && m->head_dim_v_swa ? m->head_dim_v_swa
+                  : m->head_dim_v          ? m->head_dim_v
+                                           : m->head_dim;
+    if (swa && m->head_dim_swa && !m->head_dim_v_swa)
+        hv = hk;
+    return vf__sat_add(vf_dtype_bytes(kv, hk), vf_dtype_bytes(kv, hv));
 }
 
 /* The bytes per token of the full-attention layers and of the sliding-window ones at kv,
@@ -51,12 +57,13 @@ static void kv_sums(const struct vf_model *m, enum vf_dtype kv, uint64_t *full, 
             *sliding = memo->kv[i].sliding;
             return;
         }
-    uint64_t row = head_row_bytes(m, kv);
+    uint64_t row = head_row_bytes(m, kv, false), row_swa = head_row_bytes(m, kv, true);
     *full = *sliding = 0;
     for (uint32_t l = 0; l < m->n_layers; l++) {
         enum vf_layer_kind k = m->layer_kind ? m->layer_kind[l] : VF_LAYER_ATTN_FULL;
-        uint64_t *sum = k == VF_LAYER_ATTN_SLIDING ? sliding : full;
-        *sum = vf__sat_add(*sum, layer_bytes(m, row, l));
+        bool swa = k == VF_LAYER_ATTN_SLIDING;
+        uint64_t *sum = swa ? sliding : full;
+        *sum = vf__sat_add(*sum, layer_bytes(m, swa ? row_swa : row, l));
     }
     if (memo && memo->n_kv < VF__MEMO_KV)
         memo->kv[memo->n_kv++] = (struct vf__memo_kv){kv, *full, *sliding};
@@ -66,7 +73,7 @@ static void kv_sums(const struct vf_model *m, enum vf_dtype kv, uint64_t *full, 
  * every layer kept the whole context. VF_UNKNOWN on overflow; 0 for a NULL model. */
 uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
 {
-    if (!m)
+    if (!m || m->encoder_only) /* issue 21: an encoder attends in one pass, no cache */
         return 0;
     uint64_t full, sliding;
     kv_sums(m, kv_type(kv), &full, &sliding);
@@ -83,7 +90,7 @@ uint64_t vf_model_kv_bytes_per_token(const struct vf_model *m, enum vf_dtype kv)
 uint64_t vf_model_kv_bytes(const struct vf_model *m, enum vf_dtype kv, uint64_t ctx,
                            bool cap_sliding)
 {
-    if (!m)
+    if (!m || m->encoder_only)
         return 0;
     uint64_t full, sliding;
     kv_sums(m, kv_type(kv), &full, &sliding);

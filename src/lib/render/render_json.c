@@ -226,7 +226,12 @@ static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
         vf__jw_str(j, "engine_version", e->engine_version);
     vf__jw_text(j, "task", vf_task_name(e->task));
     vf__jw_text(j, "weights", e->weights.name);
-    vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
+    if (e->kv_dtype_v != VF_DT_DEFAULT && e->kv_dtype_v != e->kv_dtype) {
+        vf__jw_text(j, "kv_dtype_k", vf_dtype_name(e->kv_dtype)); /* -ctk/-ctv apart */
+        vf__jw_text(j, "kv_dtype_v", vf_dtype_name(e->kv_dtype_v));
+    } else {
+        vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
+    }
     vf__jw_bytes(j, "ctx_tokens", e->ctx_tokens);
     vf__jw_bytes(j, "users", e->users);
     vf__jw_int(j, "gpus", e->gpus);
