@@ -304,6 +304,11 @@ struct vf_model {
     /* issue 21: an encoder-only model (BERT-style: bert, roberta, nomic-bert, ...): no causal
      * decoding and no KV cache; the LLM estimators refuse it with the reason */
     bool encoder_only;
+    /* issue 21: the vision encoder of a multimodal model (config.json vision_config), what an
+     * engine loads as its projector (Ollama's mmproj); all 0 for a text-only model */
+    struct {
+        uint32_t hidden, layers, ffn, heads, image, patch;
+    } vision;
 
     enum vf_attn_kind attn;
     uint32_t kv_lora_rank, q_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim_mla;

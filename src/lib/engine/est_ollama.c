@@ -44,8 +44,36 @@ static enum vf_err opt_u64(const struct vf_workload *w, const char *key, uint64_
 struct oll_cfg {
     struct vf_lcpp_cfg c;
     uint64_t num_ctx, parallel, overhead;
+    uint64_t proj_weights, proj_graph; /* F-OLL-07: the vision projector on GPU 0 */
     bool ctx_default;
 };
+
+/*
+ * F-OLL-07 (issue 21): a multimodal model's vision projector (mmproj), which Ollama loads on the
+ * first GPU beside the model. Weights of a SigLIP/CLIP tower of hidden h, L layers, FFN f, patch
+ * p, n = (image / p)^2 patches, as the projector file stores them (matrices f16, vectors f32):
+ *   f16: patch conv 3 p^2 h + positions n h + L (4 h^2 + 2 h f) + the projection h x text hidden
+ *   f32: patch bias h + L (q/k/v/o biases 4h + fc1 bias f + fc2 bias h + 2 norms 4h)
+ *        + post-norm 2h + the soft-embedding norm h
+ * Graph: one image in f32 (image^2 x 3) + a patch row (h p) + the encoder's attention scores,
+ * n^2 per head, f32. Check: ollama-pr12000 (gemma3 12B): projector.weights 795.9 MiB (ours
+ * 804.3, +1.1 %), projector.graph 1.0 GiB (ours 1.009 GiB).
+ */
+static void projector(const struct vf_model *m, uint64_t *weights, uint64_t *graph)
+{
+    uint64_t h = m->vision.hidden, L = m->vision.layers, f = m->vision.ffn;
+    uint64_t p = m->vision.patch, img = m->vision.image;
+    *weights = *graph = 0;
+    if (!h || !L || !p || !img)
+        return;
+    uint64_t n = (img / p) * (img / p);
+    uint64_t f16 = 3 * p * p * h + n * h + L * (4 * h * h + 2 * h * f) + h * m->hidden;
+    uint64_t f32 = h + L * (4 * h + f + h + 4 * h) + 2 * h + h;
+    *weights = vf__sat_add(vf__sat_mul(f16, 2), vf__sat_mul(f32, 4));
+    *graph = vf__sat_mul(vf__sat_add(vf__sat_add(img * img * 3, h * p),
+                                     vf__sat_mul(vf__sat_mul(n, n), m->vision.heads)),
+                         4);
+}
 
 static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *w,
                             struct oll_cfg *o, struct vf_error *err)
@@ -102,6 +130,7 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
         kv = VF_DT_F16;
     c->tk = c->tv = kv;
     c->ngl = (int64_t)m->n_layers + 1;
+    projector(m, &o->proj_weights, &o->proj_graph);
     return VF_OK;
 }
 
@@ -113,6 +142,8 @@ static uint64_t oll_gpu_need(const struct oll_cfg *o, const struct vf_lcpp_cfg *
 {
     uint64_t peak = vf__lcpp_gpu_peak(c, p);
     peak = peak > VF_LCPP_CUDA_OVERHEAD ? peak - VF_LCPP_CUDA_OVERHEAD : 0;
+    if (c->n_gpus) /* F-OLL-07: the projector on GPU 0 (taken as the most loaded) */
+        peak = vf__sat_add(peak, vf__sat_add(o->proj_weights, o->proj_graph));
     return vf__sat_add(peak, vf__sat_add(o->overhead, OLL_MIN_MEMORY));
 }
 
@@ -237,6 +268,25 @@ static void oll_fixes(struct vf_arena *a, const struct vf_model *m, const struct
                 "cache");
 }
 
+/* F-OLL-07: the projector's components on GPU 0 and its assumption. */
+static void oll_projector(struct vf_arena *a, const struct oll_cfg *o, struct vf_estimate *e)
+{
+    char b1[32], b2[32];
+    struct vf_component *x;
+    if (!o->proj_weights || !o->c.n_gpus)
+        return;
+    if ((x = vf__add_component(e, "mmproj_buffer", o->proj_weights, NULL, "vision projector")))
+        x->device = 0;
+    if ((x = vf__add_component(e, "mmproj_compute", o->proj_graph, NULL,
+                               "one image through the vision encoder")))
+        x->device = 0;
+    vf__assume(a, e,
+               "multimodal: the vision projector (mmproj) on GPU 0: %s of weights + %s of graph "
+               "(F-OLL-07)",
+               vf_format_bytes(b1, sizeof b1, o->proj_weights, VF_FMT_IEC),
+               vf_format_bytes(b2, sizeof b2, o->proj_graph, VF_FMT_IEC));
+}
+
 static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
                                 const struct vf_workload *w, struct vf_estimate *e,
                                 struct vf_error *err)
@@ -271,6 +321,7 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
     oll_assume(a, &o, e);
     e->host_bytes = vf__lcpp_components(e, &o.c, &p, vf__sat_add(o.overhead, OLL_MIN_MEMORY),
                                         "one CUDA context (Ollama's reserve)");
+    oll_projector(a, &o, e);
     if ((rc = oll_total(m, &o, a, e, err)))
         return rc;
     oll_results(a, m, &o, &p, e->host_bytes, e);

@@ -648,6 +648,27 @@ static const char *dup(struct vf_arena *a, const char *s)
  * absent), tied embeddings (gemma's default), head sizes (hidden / heads when not given),
  * attention kind.
  */
+/* Issue 21: the vision encoder of vision_config (SigLIP/CLIP style), for the engines that load
+ * it as a projector; left 0 unless its size, layers, image and patch are all given. */
+static enum vf_err vision(const struct cfg *c, struct vf_model *m)
+{
+    json_t *v = json_object_get(c->root, "vision_config");
+    if (!v || !json_is_object(v))
+        return VF_OK;
+    struct cfg vc = {.root = v, .obj = v, .origin = c->origin, .err = c->err};
+    enum vf_err rc;
+    if ((rc = num_any(&vc, KEYS("hidden_size"), VF_MAX_DIM, 0, &m->vision.hidden)) ||
+        (rc = num_any(&vc, KEYS("num_hidden_layers"), VF_MAX_LAYERS, 0, &m->vision.layers)) ||
+        (rc = num_any(&vc, KEYS("intermediate_size"), VF_MAX_DIM, 0, &m->vision.ffn)) ||
+        (rc = num_any(&vc, KEYS("num_attention_heads"), VF_MAX_DIM, 0, &m->vision.heads)) ||
+        (rc = num_any(&vc, KEYS("image_size"), VF_MAX_DIM, 0, &m->vision.image)) ||
+        (rc = num_any(&vc, KEYS("patch_size"), VF_MAX_DIM, 0, &m->vision.patch)))
+        return rc;
+    if (!m->vision.hidden || !m->vision.layers || !m->vision.image || !m->vision.patch)
+        memset(&m->vision, 0, sizeof m->vision);
+    return VF_OK;
+}
+
 static enum vf_err dimensions(const struct cfg *c, struct vf_model *m)
 {
     uint64_t v;
@@ -798,7 +819,7 @@ static enum vf_err parse(struct vf_arena *a, struct cfg *c, struct vf_model *m)
     if (!m->source || !m->model_type || !m->id)
         return vf__errf(c->err, VF_ENOMEM, "config: '%s': out of memory", c->origin);
     m->encoder_only = vf__encoder_only(m->model_type);
-    if ((rc = dimensions(c, m)) || (rc = mla(c, m)) || (rc = experts(c, m)))
+    if ((rc = dimensions(c, m)) || (rc = mla(c, m)) || (rc = experts(c, m)) || (rc = vision(c, m)))
         return rc;
     if (!m->moe_every)
         m->moe_every = 1;
