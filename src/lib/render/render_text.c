@@ -306,6 +306,16 @@ static void estimate_notes(struct vf__sb *s, const struct vf_estimate *e, const 
         vf__sb_printf(s, "  - %s\n", e->assumptions[i]);
 }
 
+/* Tokens/s with their range (F-SPD-01..05). */
+static void speed_text(struct vf__sb *s, const struct vf_speed *sp)
+{
+    vf__sb_printf(s,
+                  "speed: decode %.0f tokens/s per sequence (%.0f-%.0f) with %llu decoding, "
+                  "prefill %.0f tokens/s (%.0f-%.0f), %.0f output tokens/s in all at %s\n",
+                  sp->decode_tps, sp->decode_lo, sp->decode_hi, (unsigned long long)sp->batch,
+                  sp->prefill_tps, sp->prefill_lo, sp->prefill_hi, sp->serving_tps, sp->prec);
+}
+
 char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit, const struct vf_render_opts *o)
 {
@@ -324,6 +334,8 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
         vf__sb_printf(&s, "\n");
         fit_verdict(&s, fit, ascii);
         fit_limits(&s, e, fit);
+        if (fit->speed.known)
+            speed_text(&s, &fit->speed);
     }
     estimate_notes(&s, e, fit);
     return vf__sb_done(&s);
