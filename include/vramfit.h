@@ -584,6 +584,7 @@ struct vf_pick_opts {
         uint64_t micro;
     } fx[VF_MAX_FX];
     size_t n_fx;
+    bool rank_cost; /* --rank cost: by price per 1M output tokens (F-SPD-06) */
 };
 
 struct vf_workload {
@@ -862,6 +863,7 @@ struct vf_pick_est {
     size_t n_components;
     const char *const *fixes;
     size_t n_fixes;
+    uint64_t kv_bytes_per_token; /* one sequence (speed, F-SPD-01) */
 };
 
 struct vf_pick_row {
@@ -877,6 +879,7 @@ struct vf_pick_row {
     /* An offer converted with --fx: `offer` is the converted copy, this the catalog's. */
     const struct vf_offer *original;
     uint64_t fx_micro;
+    double cost_per_mtok; /* price per 1M output tokens (F-SPD-06); 0 = not known */
 };
 
 struct vf_pick {
@@ -900,6 +903,7 @@ struct vf_pick {
     bool low_bits;
     struct vf_quant upgrade_quant;
     struct vf_pick_row *upgrade; /* NULL when nothing holds it at 8 bits */
+    bool rank_cost;              /* rows ranked by cost_per_mtok (--rank cost) */
 };
 
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */

@@ -168,47 +168,20 @@ static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
     return VF_OK;
 }
 
-/* The card's speed for an LLM (F-SPD-01..05): from the estimate's weights and KV per token
- * and the sequences that fit (F-FIT-01). Unknown for cards not in the catalog. */
+/* The card's speed for an LLM (F-SPD-01..05); unknown for cards not in the catalog. */
 static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
                       const struct vf_estimate *e, const struct vf_workload *w, struct vf_fit *f)
 {
     memset(&f->speed, 0, sizeof f->speed);
     f->speed.why = "not a catalog card";
-    if (e->task != VF_TASK_INFER || !c)
+    if (e->task != VF_TASK_INFER || !c || !f->gpu)
         return;
-    const struct vf_gpu_spec *g = NULL;
-    for (size_t i = 0; i < c->n_gpus && !g; i++)
-        if (f->gpu && !strcmp(c->gpus[i].id, f->gpu))
-            g = &c->gpus[i];
-    if (!g)
-        return;
-    if (!f->fits) {
-        f->speed.why = "does not fit this card (offload speed is not modelled yet)";
-        return;
-    }
-    uint64_t ctx = e->ctx_tokens ? e->ctx_tokens : 4096;
-    struct vf_speed_in in = {
-        .params = m->params,
-        .params_active = m->params_active ? m->params_active : m->params,
-        .n_experts = m->n_experts,
-        .n_experts_used = m->n_experts_used,
-        .n_layers = m->n_layers,
-        .n_heads = m->n_heads,
-        .head_dim = m->head_dim,
-        .hidden = m->hidden,
-        .weights_bytes = e->weights_bytes,
-        .kv_bytes_per_token = e->kv_bytes_per_token,
-        .weights = e->weights.name,
-        .gguf = e->weights.kind == VF_QK_GGUF_FTYPE ||
-                (e->engine && (!strcmp(e->engine, "llama.cpp") || !strcmp(e->engine, "ollama"))),
-        .gpus = f->count,
-        .users = e->users,
-        .max_users = f->max_users == VF_UNKNOWN ? 0 : f->max_users,
-        .in_tokens = w->in_tokens ? w->in_tokens : (ctx < 4096 ? ctx : 4096),
-        .out_tokens = w->out_tokens ? w->out_tokens : 512,
-    };
-    vf_speed_llm(g, &in, &f->speed);
+    for (size_t i = 0; i < c->n_gpus; i++)
+        if (!strcmp(c->gpus[i].id, f->gpu)) {
+            vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                         e->ctx_tokens, &c->gpus[i], f);
+            return;
+        }
 }
 
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,

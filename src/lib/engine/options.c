@@ -50,6 +50,7 @@ enum opt_id {
     O_GPUS,
     O_HOURS,
     O_CURRENCY,
+    O_RANK,
     O_FX,
     O_TOOL,
     O_MODEL,
@@ -106,6 +107,8 @@ static const struct vf_option table[] = {
      "the job's length: prices it per job"},
     {O_CURRENCY, "--currency", NULL, VF_KIND_TEXT, "CUR", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
      "rank the offers in this currency (default EUR)"},
+    {O_RANK, "--rank", NULL, VF_KIND_TEXT, "cost|price", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
+     "price per hour (default) or per 1M output tokens at --users, --input/--output-tokens"},
     {O_FX, "--fx", NULL, VF_KIND_LIST, "CUR=RATE", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
      "rank another currency's offers too at this rate (USD=0.92)"},
     {O_TOOL, "--tool", NULL, VF_KIND_TEXT, "T", NULL, 0, 0, VF_CMD_EXPLAIN, 0, false, NULL,
@@ -669,6 +672,11 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
         w->hours = h;
         return VF_OK;
     }
+    case O_RANK:
+        if (strcmp(val, "cost") && strcmp(val, "price"))
+            return usage(err, "--rank: expected cost or price");
+        w->pick.rank_cost = !strcmp(val, "cost");
+        return VF_OK;
     case O_CURRENCY:
         if (strlen(val) != 3)
             return usage(err, "--currency: expected a three-letter code such as EUR");

@@ -210,38 +210,6 @@ static void diffusion_jw(struct vf__jw *j, const struct vf_estimate *e)
     vf__jw_close(j);
 }
 
-/* The estimate's members without the fit (shared by estimate and pick), its keys in the
- * order of DESIGN section 8; the object stays open. */
-static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
-{
-    vf__jw_open(j, NULL, '{');
-    model_jw(j, &e->model);
-    vf__jw_str(j, "engine", e->engine);
-    vf__jw_text(j, "task", vf_task_name(e->task));
-    vf__jw_text(j, "weights", e->weights.name);
-    vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
-    vf__jw_bytes(j, "ctx_tokens", e->ctx_tokens);
-    vf__jw_bytes(j, "users", e->users);
-    vf__jw_int(j, "gpus", e->gpus);
-    vf__jw_bytes(j, "weights_bytes", e->weights_bytes);
-    vf__jw_bytes(j, "kv_bytes_per_token", e->kv_bytes_per_token);
-    components_jw(j, e);
-    devices_jw(j, e);
-    vf__jw_bytes(j, "total_bytes", e->total_bytes);
-    vf__jw_bytes(j, "host_bytes", e->host_bytes);
-    vf__jw_texts(j, "assumptions", e->assumptions, e->n_assumptions);
-    if (e->extra_name && e->n_extras)
-        extras_jw(j, e);
-    if (e->n_lines || e->n_fixes) {
-        vf__jw_texts(j, "engine_log", e->lines, e->n_lines);
-        vf__jw_texts(j, "engine_fixes", e->fixes, e->n_fixes);
-    }
-    if (e->task == VF_TASK_TRAIN)
-        train_jw(j, e);
-    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
-        diffusion_jw(j, e);
-}
-
 static void pair_jw(struct vf__jw *j, const char *key, double lo, double hi)
 {
     vf__jw_open(j, key, '[');
@@ -277,6 +245,38 @@ static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
     vf__jw_real(j, "compute", sp->eta_compute);
     vf__jw_close(j);
     vf__jw_close(j);
+}
+
+/* The estimate's members without the fit (shared by estimate and pick), its keys in the
+ * order of DESIGN section 8; the object stays open. */
+static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
+{
+    vf__jw_open(j, NULL, '{');
+    model_jw(j, &e->model);
+    vf__jw_str(j, "engine", e->engine);
+    vf__jw_text(j, "task", vf_task_name(e->task));
+    vf__jw_text(j, "weights", e->weights.name);
+    vf__jw_text(j, "kv_dtype", vf_dtype_name(e->kv_dtype));
+    vf__jw_bytes(j, "ctx_tokens", e->ctx_tokens);
+    vf__jw_bytes(j, "users", e->users);
+    vf__jw_int(j, "gpus", e->gpus);
+    vf__jw_bytes(j, "weights_bytes", e->weights_bytes);
+    vf__jw_bytes(j, "kv_bytes_per_token", e->kv_bytes_per_token);
+    components_jw(j, e);
+    devices_jw(j, e);
+    vf__jw_bytes(j, "total_bytes", e->total_bytes);
+    vf__jw_bytes(j, "host_bytes", e->host_bytes);
+    vf__jw_texts(j, "assumptions", e->assumptions, e->n_assumptions);
+    if (e->extra_name && e->n_extras)
+        extras_jw(j, e);
+    if (e->n_lines || e->n_fixes) {
+        vf__jw_texts(j, "engine_log", e->lines, e->n_lines);
+        vf__jw_texts(j, "engine_fixes", e->fixes, e->n_fixes);
+    }
+    if (e->task == VF_TASK_TRAIN)
+        train_jw(j, e);
+    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+        diffusion_jw(j, e);
 }
 
 char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
@@ -343,6 +343,15 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
         vf__jw_str(j, "kv_dtype_fix",
                    r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits ? vf_dtype_name(r->kv_fix) : NULL);
         vf__jw_str(j, "fix", fitting_fix(r));
+    }
+    if (r->fit.speed.known || r->fit.speed.why)
+        speed_jw(j, &r->fit.speed);
+    if (r->cost_per_mtok > 0) { /* F-SPD-06 */
+        vf__jw_open(j, "cost", '{');
+        vf__jw_real(j, "per_result", r->cost_per_mtok);
+        vf__jw_text(j, "unit", "1M output tokens");
+        vf__jw_str(j, "currency", of ? of->currency : NULL);
+        vf__jw_close(j);
     }
     vf__jw_close(j);
 }

@@ -168,3 +168,36 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
     out->serving_lo = out->serving_tps * RANGE_LO;
     out->serving_hi = out->serving_tps * RANGE_HI;
 }
+
+void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const char *engine,
+                  const struct vf_quant *q, uint64_t weights_bytes, uint64_t kv_per_token,
+                  uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f)
+{
+    memset(&f->speed, 0, sizeof f->speed);
+    if (!f->fits) {
+        f->speed.why = "does not fit this card (offload speed is not modelled yet)";
+        return;
+    }
+    uint64_t ctx = ctx_tokens ? ctx_tokens : 4096;
+    struct vf_speed_in in = {
+        .params = m->params,
+        .params_active = m->params_active ? m->params_active : m->params,
+        .n_experts = m->n_experts,
+        .n_experts_used = m->n_experts_used,
+        .n_layers = m->n_layers,
+        .n_heads = m->n_heads,
+        .head_dim = m->head_dim,
+        .hidden = m->hidden,
+        .weights_bytes = weights_bytes,
+        .kv_bytes_per_token = kv_per_token,
+        .weights = q->name,
+        .gguf = q->kind == VF_QK_GGUF_FTYPE ||
+                (engine && (!strcmp(engine, "llama.cpp") || !strcmp(engine, "ollama"))),
+        .gpus = f->count,
+        .users = w->users,
+        .max_users = f->max_users == VF_UNKNOWN ? 0 : f->max_users,
+        .in_tokens = w->in_tokens ? w->in_tokens : (ctx < 4096 ? ctx : 4096),
+        .out_tokens = w->out_tokens ? w->out_tokens : 512,
+    };
+    vf_speed_llm(g, &in, &f->speed);
+}
