@@ -109,8 +109,9 @@ def plan(r):
         if not m:
             return "prefill row without a pp size: " + test[:30]
         p = int(m.group(1))
+        cls = ("gguf16" if w in ("F16", "bf16") else "gguf") if gguf else "server"
         return args + ["--ctx", str(p + 64), "--input-tokens", str(p), "--output-tokens",
-                       "1"], "prefill_tokens_per_s", "gguf" if gguf else "server"
+                       "1"], "prefill_tokens_per_s", cls
     if kind == "llm-serving":
         if "TensorRT" not in eng:
             return "serving row without a stated batch and lengths the model can take"
@@ -202,10 +203,14 @@ def main():
         e = [abs(s["pred"] - s["meas"]) / s["meas"] for s in ks]
         lg = [abs(s["logo"] - s["meas"]) / s["meas"] for s in ks if s["logo"]]
         ratio = statistics.median([s["meas"] / s["pred"] for s in ks])
+        ho = [abs(s["pred"] - s["meas"]) / s["meas"] for s in ks if s["card"] not in half]
         print("  %-12s shipped %5.1f %%  leave-one-GPU-out %5.1f %%  measured/predicted median "
               "%.2f  (%d rows, %d cards)" % (kind, 100 * statistics.median(e),
                                              100 * statistics.median(lg) if lg else -1, ratio,
                                              len(ks), len({s["card"] for s in ks})))
+        if ho:
+            print("  %-12s shipped on the cards not calibrated on: %5.1f %% (%d rows)" %
+                  ("", 100 * statistics.median(ho), len(ho)))
     print("\nSpearman of the card order per source table with >= 4 cards:")
     groups = {}
     for s in scored:

@@ -11,7 +11,12 @@
 #define ETA_BW_GGUF 0.80
 #endif
 #ifndef ETA_C_GGUF
-#define ETA_C_GGUF 0.18
+#define ETA_C_GGUF 0.17
+#endif
+/* llama.cpp's 16-bit prefill runs cuBLAS GEMMs, not its own MMQ kernels: a kernel family of
+ * its own, calibrated apart on the same half of the cards. */
+#ifndef ETA_C_GGUF16
+#define ETA_C_GGUF16 0.45
 #endif
 #ifndef ETA_BW_SERVER
 #define ETA_BW_SERVER 0.90
@@ -142,7 +147,9 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
         return;
     }
     out->eta_bw = in->gguf ? ETA_BW_GGUF : ETA_BW_SERVER;
-    out->eta_compute = in->gguf ? ETA_C_GGUF : ETA_C_SERVER;
+    out->eta_compute = !in->gguf                    ? ETA_C_SERVER
+                       : !strcmp(out->prec, "fp16") ? ETA_C_GGUF16
+                                                    : ETA_C_GGUF;
     /* llama.cpp splits by layers (--split-mode layer): a token passes the cards one after
      * the other, so one sequence runs at one card's speed (F-SPD-01). */
     struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1};
@@ -174,7 +181,8 @@ void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const c
                   uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f)
 {
     memset(&f->speed, 0, sizeof f->speed);
-    if (!f->fits) {
+    /* short of the asked users, the engine batches the sequences that fit (F-SPD-03) */
+    if (!f->fits && (f->max_users == 0 || f->max_users == VF_UNKNOWN)) {
         f->speed.why = "does not fit this card (offload speed is not modelled yet)";
         return;
     }
