@@ -820,6 +820,7 @@ struct vf_speed {
     uint64_t batch;             /* sequences decoding together: min(users, max_users) */
     double eta_bw, eta_compute; /* the efficiencies used (F-SPD-04) */
     bool compute_bound;         /* the decode step is compute bound at `batch` */
+    uint32_t gpus;              /* cards the serving figure is for */
 };
 void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out);
 

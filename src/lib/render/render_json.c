@@ -232,6 +232,7 @@ static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
     vf__jw_real(j, "decode_tokens_per_s", sp->decode_tps);
     vf__jw_real(j, "prefill_tokens_per_s", sp->prefill_tps);
     vf__jw_real(j, "output_tokens_per_s", sp->serving_tps);
+    vf__jw_real(j, "tokens_per_s_per_gpu", sp->serving_tps / (sp->gpus ? sp->gpus : 1));
     vf__jw_bytes(j, "batch", sp->batch);
     vf__jw_text(j, "precision", sp->prec);
     vf__jw_bool(j, "compute_bound", sp->compute_bound);

@@ -164,6 +164,7 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
     double o = in->out_tokens ? (double)in->out_tokens : 1.0;
     double l = p + o / 2.0; /* the mean context while the answer is written */
     out->batch = (uint64_t)b;
+    out->gpus = in->gpus ? in->gpus : 1;
     out->known = true;
     out->decode_tps = 1.0 / step_s(&r, b, l, &out->compute_bound);
     out->prefill_tps = p / prefill_s(&r, 1, p);
