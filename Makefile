@@ -9,6 +9,7 @@
 #   make bench-inspect   inspect vs the @huggingface/gguf parser (npm)
 #   make bench-peer      GGUF weight bytes vs real llama.cpp (npm node-llama-cpp)
 #   make bench-accuracy  engine estimates vs real llama.cpp and measured vLLM/Ollama logs
+#   make bench-speed     tokens/s vs public llama.cpp, TensorRT-LLM and Ollama measurements
 #   make SAN=address,undefined test   the same under sanitizers
 #   make install    the binaries, libvramfit.so/.a, vramfit.h, vramfit.pc, man pages and
 #                   completions under PREFIX (default /usr/local); DESTDIR, BINDIR, LIBDIR,
@@ -61,7 +62,7 @@ FUZZ_CFLAGS := -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc/lib \
 FUZZ_SECONDS ?= 120
 DATA     := $(shell find data -type f \( -name '*.tsv' -o -name '*.json' \) 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps run test unit golden lint fmt bench bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke \
+.PHONY: all deps run test unit golden lint fmt bench bench-speed bench-inspect bench-peer bench-accuracy bench-serve clean fuzz fuzz-smoke \
         install uninstall man deb FORCE
 # keep intermediate objects (fuzz objects are only prerequisites of the fuzz targets)
 .SECONDARY:
@@ -177,6 +178,9 @@ run: deps $(B)/vramfit $(B)/vramfit-serve
 
 bench: deps $(B)/vramfit
 	@sh bench/speed.sh $(B)/vramfit
+# tokens/s of the throughput model vs every public LLM row (issue 23, docs/FORMULAS.md F-SPD)
+bench-speed: $(B)/vramfit
+	@python3 bench/accuracy-speed.py $(B)/vramfit ../shared/reference/measured-speed-public.jsonl
 bench-serve: deps $(B)/vramfit $(B)/vramfit-serve
 	@command -v wrk >/dev/null 2>&1 || sh tools/deps.sh wrk
 	@sh bench/serve.sh $(B)/vramfit

@@ -363,6 +363,12 @@ struct vf_gpu_spec {
     const char *cc;   /* "8.9", or "" */
     bool bf16, fp8, fp4;
     const char *source;
+    /* Dense tensor throughput (no sparsity), TFLOPS (TOPS for int8); 0 = unknown or none.
+     * fp16: FP16 accumulate; bf16: FP32 accumulate (GeForce runs it at half the fp16 rate). */
+    double tflops_fp16, tflops_bf16, tflops_fp8, tflops_int8, tflops_fp4;
+    uint8_t pcie_gen, pcie_lanes; /* 0 = unknown */
+    int32_t nvlink_gbps;          /* GB/s per card; 0 none, -1 unknown or an optional bridge */
+    const char *speed_source;     /* where the compute figures come from ("" when none) */
 };
 
 struct vf_offer {
@@ -623,6 +629,7 @@ struct vf_pick_opts {
         uint64_t micro;
     } fx[VF_MAX_FX];
     size_t n_fx;
+    bool rank_cost; /* --rank cost: by price per 1M output tokens (F-SPD-06) */
 };
 
 struct vf_workload {
@@ -664,6 +671,8 @@ struct vf_workload {
      * is usable_bytes (engines that budget a fraction of the total, as vLLM, check the free
      * memory against it); 0 = usable_bytes is the whole card. */
     uint64_t card_total_bytes;
+    uint64_t in_tokens;  /* speed and cost: prompt tokens per request, 0 = 4096 */
+    uint64_t out_tokens; /* speed and cost: answer tokens per request, 0 = 512 */
 };
 
 #define VF_MAX_COMPONENTS  64
@@ -864,6 +873,38 @@ enum vf_err vf_estimate(struct vf_arena *a, const struct vf_model *m, const stru
 
 /* ---------------------------------------------------------------- fit, pick */
 
+/* ------------------------------------------------------------------ speed (issue 23) */
+
+/* What the throughput model reads of a workload on one kind of card (F-SPD-01..05). */
+struct vf_speed_in {
+    uint64_t params, params_active; /* F-PAR-01, F-PAR-02 */
+    uint32_t n_experts, n_experts_used;
+    uint32_t n_layers, n_heads, head_dim, hidden;
+    uint64_t weights_bytes;      /* every card together, at their storage */
+    uint64_t kv_bytes_per_token; /* one sequence, every layer */
+    const char *weights;         /* the storage's name: "Q4_K_M", "fp8", "nvfp4", "bf16" */
+    bool gguf;                   /* llama.cpp-class kernels (llama.cpp, Ollama) */
+    uint32_t gpus;               /* cards split over (tensor parallel); 0 = 1 */
+    uint64_t users;              /* concurrent sequences; 0 = 1 */
+    uint64_t max_users;          /* sequences that fit (F-FIT-01); 0 = no limit known */
+    uint64_t in_tokens, out_tokens;
+};
+/* Tokens per second; lo..hi is the range the bench's errors give (docs/FORMULAS.md F-SPD-05). */
+struct vf_speed {
+    bool known;         /* false: the card has no bandwidth or no compute figure */
+    const char *why;    /* when not known */
+    const char *prec;   /* the tensor precision the compute bound uses: "int8", "fp8" ... */
+    double decode_tps;  /* one sequence's tokens/s while `batch` decode together (F-SPD-01) */
+    double prefill_tps; /* one prompt of in_tokens (F-SPD-02) */
+    double serving_tps; /* output tokens/s of every sequence together (F-SPD-03) */
+    double decode_lo, decode_hi, prefill_lo, prefill_hi, serving_lo, serving_hi;
+    uint64_t batch;             /* sequences decoding together: min(users, max_users) */
+    double eta_bw, eta_compute; /* the efficiencies used (F-SPD-04) */
+    bool compute_bound;         /* the decode step is compute bound at `batch` */
+    uint32_t gpus;              /* cards the serving figure is for */
+};
+void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out);
+
 struct vf_fit {
     const char *gpu; /* card id or the raw size as given */
     uint32_t count;
@@ -877,6 +918,7 @@ struct vf_fit {
                                      * (0 none fits) */
     uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
     const char *why_not;            /* when the engine cannot split over count cards */
+    struct vf_speed speed;          /* LLM inference on a catalog card (F-SPD); known or not */
 };
 
 /*
@@ -903,6 +945,7 @@ struct vf_pick_est {
     size_t n_components;
     const char *const *fixes;
     size_t n_fixes;
+    uint64_t kv_bytes_per_token; /* one sequence (speed, F-SPD-01) */
 };
 
 struct vf_pick_row {
@@ -918,6 +961,7 @@ struct vf_pick_row {
     /* An offer converted with --fx: `offer` is the converted copy, this the catalog's. */
     const struct vf_offer *original;
     uint64_t fx_micro;
+    double cost_per_mtok; /* price per 1M output tokens (F-SPD-06); 0 = not known */
 };
 
 struct vf_pick {
@@ -941,6 +985,7 @@ struct vf_pick {
     bool low_bits;
     struct vf_quant upgrade_quant;
     struct vf_pick_row *upgrade; /* NULL when nothing holds it at 8 bits */
+    bool rank_cost;              /* rows ranked by cost_per_mtok (--rank cost) */
 };
 
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */

@@ -329,4 +329,11 @@ static inline void vf__sb_putc(struct vf__sb *b, char c)
 /* The text ("" when nothing was added), or NULL when an allocation failed. */
 char *vf__sb_done(struct vf__sb *b);
 
+/* F-SPD-01..05 for a fitting workload on `f->count` cards of g: fills f->speed from the
+ * model, the engine's class (GGUF kernels or a server), the weights' storage and bytes, the
+ * KV per token and f->max_users (solve/speed.c). */
+void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const char *engine,
+                  const struct vf_quant *q, uint64_t weights_bytes, uint64_t kv_per_token,
+                  uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f);
+
 #endif /* VRAMFIT_INTERNAL_H */

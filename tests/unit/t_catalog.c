@@ -111,6 +111,37 @@ static void models_index(void **state)
     vf_catalog_close(c);
 }
 
+/* Issue 23: the speed columns of every card, with their sources; figures from the datasheets
+ * and whitepapers named in speed_source (sparse figures halved). */
+static void speed_columns(void **state)
+{
+    (void)state;
+    struct vf_catalog *c = open_embedded();
+    for (size_t i = 0; i < c->n_gpus; i++) {
+        const struct vf_gpu_spec *g = &c->gpus[i];
+        if (!*g->speed_source)
+            fail_msg("%s: no speed_source", g->id);
+        /* FP32 accumulate never beats FP16 accumulate; fp8 support means an fp8 rate */
+        if (g->tflops_bf16 > g->tflops_fp16)
+            fail_msg("%s: bf16 %.1f above fp16 %.1f", g->id, g->tflops_bf16, g->tflops_fp16);
+        if (g->fp8 && g->tflops_fp16 > 0 && g->tflops_fp8 <= 0)
+            fail_msg("%s: fp8 support without an fp8 rate", g->id);
+        if (!g->fp8 && g->tflops_fp8 > 0)
+            fail_msg("%s: an fp8 rate without fp8 support", g->id);
+    }
+    /* Ada whitepaper, RTX 4090: FP16 330.3 (FP16 acc), 165.2 (FP32 acc), INT8 660.6 dense */
+    const struct vf_gpu_spec *g = vf_catalog_gpu(c, "rtx-4090");
+    assert_true(g->tflops_fp16 == 330.3 && g->tflops_bf16 == 165.2 && g->tflops_int8 == 660.6);
+    assert_true(g->pcie_gen == 4 && g->pcie_lanes == 16 && g->nvlink_gbps == 0);
+    /* H100 SXM datasheet: BF16 1979, FP8 3958 sparse -> 989, 1979 dense; NVLink 900 GB/s */
+    g = vf_catalog_gpu(c, "h100-sxm");
+    assert_true(g->tflops_bf16 == 989 && g->tflops_fp8 == 1979 && g->nvlink_gbps == 900);
+    /* unknown stays unknown: AWS publishes no tensor rate for the A10G */
+    g = vf_catalog_gpu(c, "a10g");
+    assert_true(g->tflops_fp16 == 0 && g->tflops_int8 == 0);
+    vf_catalog_close(c);
+}
+
 static void usable_anchors(void **state)
 {
     (void)state;
@@ -285,6 +316,15 @@ static void corrupt_data_dir(void **state)
     assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
     assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'usable_bytes' is '99999999999'"));
     assert_non_null(strstr(err.msg, dir));
+
+    /* an optional speed column with a bad figure (issue 23) */
+    snprintf(text, sizeof text,
+             "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_bytes\tusable_kind\tbandwidth_gbps"
+             "\tarch\tcc\tbf16\tfp8\tfp4\ttflops_fp8\tsource\nx\tX 24 GB\tNVIDIA\t24\t24564"
+             "\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tlots\tme\n");
+    put(dir, "gpus.tsv", text);
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'tflops_fp8' is 'lots'"));
 
     /* a price row for a card that does not exist, on line 3 after a comment */
     snprintf(text, sizeof text,
@@ -501,6 +541,7 @@ int main(void)
         cmocka_unit_test(models_index),
         cmocka_unit_test(gpus_match_reference),
         cmocka_unit_test(usable_anchors),
+        cmocka_unit_test(speed_columns),
         cmocka_unit_test(default_offers),
         cmocka_unit_test(catalog_parts),
         cmocka_unit_test(lookups),

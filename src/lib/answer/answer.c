@@ -170,6 +170,22 @@ static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
     return VF_OK;
 }
 
+/* The card's speed for an LLM (F-SPD-01..05); unknown for cards not in the catalog. */
+static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
+                      const struct vf_estimate *e, const struct vf_workload *w, struct vf_fit *f)
+{
+    memset(&f->speed, 0, sizeof f->speed);
+    f->speed.why = "not a catalog card";
+    if (e->task != VF_TASK_INFER || !c || !f->gpu)
+        return;
+    for (size_t i = 0; i < c->n_gpus; i++)
+        if (!strcmp(c->gpus[i].id, f->gpu)) {
+            vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                         e->ctx_tokens, &c->gpus[i], f);
+            return;
+        }
+}
+
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
                                struct vf_workload *w, struct vf_answer *out, struct vf_error *err)
 {
@@ -194,6 +210,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
     if (out->has_fit && (rc = vf_fit(a, &out->model, w, out->card.name, out->card.usable_bytes,
                                      out->card.count, &out->fit, err)))
         return rc;
+    if (out->has_fit)
+        fit_speed(c, &out->model, &out->est, w, &out->fit);
     out->yes = !out->has_fit || out->fit.fits;
     return VF_OK;
 }

@@ -21,6 +21,8 @@ enum opt_id {
     O_LCPP_CTX,
     O_USERS,
     O_NP,
+    O_IN_TOKENS,
+    O_OUT_TOKENS,
     O_WEIGHTS,
     O_KV_DTYPE,
     O_KV_DTYPE_V,
@@ -51,6 +53,7 @@ enum opt_id {
     O_GPUS,
     O_HOURS,
     O_CURRENCY,
+    O_RANK,
     O_FX,
     O_TOOL,
     O_MODEL,
@@ -79,6 +82,10 @@ static const struct vf_option table[] = {
      0, false, NULL, "concurrent sequences (default 1)"},
     {O_NP, "-np", NAMES("--parallel", "--num-parallel"), VF_KIND_COUNT, "N", NULL, 1, UINT32_MAX,
      ALL_CMDS, 0, false, NULL, "llama.cpp's slots: the sequences -c is shared by"},
+    {O_IN_TOKENS, "--input-tokens", NAMES("--input-len"), VF_KIND_TOKENS, "N", NULL, 0, 0, ALL_CMDS,
+     0, false, NULL, "speed and cost: prompt tokens per request (default 4096, at most --ctx)"},
+    {O_OUT_TOKENS, "--output-tokens", NAMES("--output-len"), VF_KIND_TOKENS, "N", NULL, 0, 0,
+     ALL_CMDS, 0, false, NULL, "speed and cost: answer tokens per request (default 512)"},
     {O_WEIGHTS, "--weights", NAMES("--quant", "--quantization"), VF_KIND_TEXT, "PREC", NULL, 0, 0,
      ALL_CMDS, 0, false, NULL,
      "fp32 bf16 fp16 fp8 int8 int4 awq gptq nf4 mxfp4 nvfp4, or a GGUF type such as Q4_K_M "
@@ -107,6 +114,8 @@ static const struct vf_option table[] = {
      "the job's length: prices it per job"},
     {O_CURRENCY, "--currency", NULL, VF_KIND_TEXT, "CUR", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
      "rank the offers in this currency (default EUR)"},
+    {O_RANK, "--rank", NULL, VF_KIND_TEXT, "cost|price", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
+     "price per hour (default) or per 1M output tokens at --users, --input/--output-tokens"},
     {O_FX, "--fx", NULL, VF_KIND_LIST, "CUR=RATE", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
      "rank another currency's offers too at this rate (USD=0.92)"},
     {O_TOOL, "--tool", NULL, VF_KIND_TEXT, "T", NULL, 0, 0, VF_CMD_EXPLAIN, 0, false, NULL,
@@ -615,6 +624,12 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
                                           : "the sequence must be at least 1 token");
         w->ctx_flag = name;
         return VF_OK;
+    case O_IN_TOKENS:
+    case O_OUT_TOKENS:
+        if (vf_parse_tokens(val, o->id == O_IN_TOKENS ? &w->in_tokens : &w->out_tokens, &e) ||
+            !(o->id == O_IN_TOKENS ? w->in_tokens : w->out_tokens))
+            return usage(err, "%s: %s", name, e.msg[0] ? e.msg : "at least 1 token");
+        return VF_OK;
     case O_LCPP_CTX:
         if (vf_parse_tokens(val, &w->llamacpp_total_ctx, &e) || !w->llamacpp_total_ctx)
             return usage(err, "%s: %s", name,
@@ -682,6 +697,11 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
         w->hours = h;
         return VF_OK;
     }
+    case O_RANK:
+        if (strcmp(val, "cost") && strcmp(val, "price"))
+            return usage(err, "--rank: expected cost or price");
+        w->pick.rank_cost = !strcmp(val, "cost");
+        return VF_OK;
     case O_CURRENCY:
         if (strlen(val) != 3)
             return usage(err, "--currency: expected a three-letter code such as EUR");

@@ -189,6 +189,61 @@ enum {
     G_FP4,
     G_SOURCE
 };
+/* The optional speed columns of gpus.tsv (issue 23): a file without them reads as unknown. */
+static const char *opt_cell(const struct vf__tsv *t, size_t row, const char *col)
+{
+    int k = vf__tsv_col(t, col);
+    return k < 0 ? "?" : t->rows[row][k];
+}
+
+static enum vf_err speed_bad(const struct vf__tsv *t, size_t row, const char *col,
+                             struct vf_error *err)
+{
+    return vf__errf(err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected a number or '?'",
+                    t->origin, t->lines[row], col, opt_cell(t, row, col));
+}
+
+static enum vf_err speed_fields(const struct vf__tsv *t, size_t row, struct vf_gpu_spec *g,
+                                struct vf_error *err)
+{
+    static const char *const tf[] = {"tflops_fp16", "tflops_bf16", "tflops_fp8", "tflops_int8",
+                                     "tflops_fp4"};
+    double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8, &g->tflops_int8,
+                     &g->tflops_fp4};
+    for (size_t k = 0; k < sizeof tf / sizeof *tf; k++) {
+        const char *v = opt_cell(t, row, tf[k]);
+        char *end;
+        *dst[k] = 0;
+        if (!strcmp(v, "?") || !*v)
+            continue;
+        *dst[k] = strtod(v, &end);
+        if (*end || !(*dst[k] >= 0 && *dst[k] < 1e6))
+            return speed_bad(t, row, tf[k], err);
+    }
+    const char *p = opt_cell(t, row, "pcie");
+    unsigned gen, lanes;
+    g->pcie_gen = g->pcie_lanes = 0;
+    if (strcmp(p, "?") && *p) {
+        if (sscanf(p, "%ux%u", &gen, &lanes) != 2 || gen == 0 || gen > 9 || lanes == 0 ||
+            lanes > 32)
+            return speed_bad(t, row, "pcie", err);
+        g->pcie_gen = (uint8_t)gen;
+        g->pcie_lanes = (uint8_t)lanes;
+    }
+    const char *nv = opt_cell(t, row, "nvlink_gbps");
+    g->nvlink_gbps = -1;
+    if (strcmp(nv, "?") && *nv) {
+        char *end;
+        long n = strtol(nv, &end, 10);
+        if (*end || n < 0 || n > 100000)
+            return speed_bad(t, row, "nvlink_gbps", err);
+        g->nvlink_gbps = (int32_t)n;
+    }
+    int k = vf__tsv_col(t, "speed_source");
+    g->speed_source = k < 0 ? "" : t->rows[row][k];
+    return VF_OK;
+}
+
 static enum vf_err load_gpus(struct vf_catalog *c, struct idset *ids, struct vf_error *err)
 {
     static const char *const cols[] = {"id",      "name",         "vendor",      "marketed_gb",
@@ -241,6 +296,8 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct idset *ids, struct vf_
         g->bandwidth_gbps = v == VF_UNKNOWN || v > UINT32_MAX ? 0 : (uint32_t)v;
         if ((rc = bool_field(&r, G_BF16, &g->bf16)) || (rc = bool_field(&r, G_FP8, &g->fp8)) ||
             (rc = bool_field(&r, G_FP4, &g->fp4)))
+            return rc;
+        if ((rc = speed_fields(&t, i, g, err)))
             return rc;
     }
     c->n_gpus = t.n_rows;

@@ -215,6 +215,44 @@ static void diffusion_jw(struct vf__jw *j, const struct vf_estimate *e)
     vf__jw_close(j);
 }
 
+static void pair_jw(struct vf__jw *j, const char *key, double lo, double hi)
+{
+    vf__jw_open(j, key, '[');
+    vf__jw_real(j, NULL, lo);
+    vf__jw_real(j, NULL, hi);
+    vf__jw_close(j);
+}
+
+/* DESIGN section 8 `speed` (F-SPD-01..05): LLM tokens/s on the card, with their range. */
+static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
+{
+    vf__jw_open(j, "speed", '{');
+    if (!sp->known) {
+        vf__jw_null(j, "decode_tokens_per_s");
+        vf__jw_null(j, "prefill_tokens_per_s");
+        vf__jw_str(j, "why", sp->why);
+        vf__jw_close(j);
+        return;
+    }
+    vf__jw_real(j, "decode_tokens_per_s", sp->decode_tps);
+    vf__jw_real(j, "prefill_tokens_per_s", sp->prefill_tps);
+    vf__jw_real(j, "output_tokens_per_s", sp->serving_tps);
+    vf__jw_real(j, "tokens_per_s_per_gpu", sp->serving_tps / (sp->gpus ? sp->gpus : 1));
+    vf__jw_bytes(j, "batch", sp->batch);
+    vf__jw_text(j, "precision", sp->prec);
+    vf__jw_bool(j, "compute_bound", sp->compute_bound);
+    vf__jw_open(j, "range", '{');
+    pair_jw(j, "decode_tokens_per_s", sp->decode_lo, sp->decode_hi);
+    pair_jw(j, "prefill_tokens_per_s", sp->prefill_lo, sp->prefill_hi);
+    pair_jw(j, "output_tokens_per_s", sp->serving_lo, sp->serving_hi);
+    vf__jw_close(j);
+    vf__jw_open(j, "efficiency", '{');
+    vf__jw_real(j, "bandwidth", sp->eta_bw);
+    vf__jw_real(j, "compute", sp->eta_compute);
+    vf__jw_close(j);
+    vf__jw_close(j);
+}
+
 /* The estimate's members without the fit (shared by estimate and pick), its keys in the
  * order of DESIGN section 8; the object stays open. */
 static void estimate_jw(struct vf__jw *j, const struct vf_estimate *e)
@@ -262,6 +300,8 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
     estimate_jw(&j, e);
     if (fit)
         fit_jw(&j, fit);
+    if (fit && e->task == VF_TASK_INFER && (fit->speed.known || fit->speed.why))
+        speed_jw(&j, &fit->speed);
     vf__jw_close(&j);
     return vf__jw_done(&j);
 }
@@ -316,6 +356,15 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
         vf__jw_str(j, "kv_dtype_fix",
                    r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits ? vf_dtype_name(r->kv_fix) : NULL);
         vf__jw_str(j, "fix", fitting_fix(r));
+    }
+    if (r->fit.speed.known || r->fit.speed.why)
+        speed_jw(j, &r->fit.speed);
+    if (r->cost_per_mtok > 0) { /* F-SPD-06 */
+        vf__jw_open(j, "cost", '{');
+        vf__jw_real(j, "per_result", r->cost_per_mtok);
+        vf__jw_text(j, "unit", "1M output tokens");
+        vf__jw_str(j, "currency", of ? of->currency : NULL);
+        vf__jw_close(j);
     }
     vf__jw_close(j);
 }

@@ -306,6 +306,16 @@ static void estimate_notes(struct vf__sb *s, const struct vf_estimate *e, const 
         vf__sb_printf(s, "  - %s\n", e->assumptions[i]);
 }
 
+/* Tokens/s with their range (F-SPD-01..05). */
+static void speed_text(struct vf__sb *s, const struct vf_speed *sp)
+{
+    vf__sb_printf(s,
+                  "speed: decode %.0f tokens/s per sequence (%.0f-%.0f) with %llu decoding, "
+                  "prefill %.0f tokens/s (%.0f-%.0f), %.0f output tokens/s in all at %s\n",
+                  sp->decode_tps, sp->decode_lo, sp->decode_hi, (unsigned long long)sp->batch,
+                  sp->prefill_tps, sp->prefill_lo, sp->prefill_hi, sp->serving_tps, sp->prec);
+}
+
 char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
                               const struct vf_fit *fit, const struct vf_render_opts *o)
 {
@@ -324,6 +334,8 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
         vf__sb_printf(&s, "\n");
         fit_verdict(&s, fit, ascii);
         fit_limits(&s, e, fit);
+        if (fit->speed.known)
+            speed_text(&s, &fit->speed);
     }
     estimate_notes(&s, e, fit);
     return vf__sb_done(&s);
@@ -430,7 +442,7 @@ static void pick_headline(struct vf__sb *s, const struct vf_estimate *e, const c
 
 /* The head of the offers' table: card, memory, headroom, the price per hour and per minute
  * in sign's currency, and per job when hours > 0. */
-static void pick_table_head(struct vf__sb *s, const char *sign, double hours)
+static void pick_table_head(struct vf__sb *s, const char *sign, double hours, bool cost)
 {
     char ph[32], pm[32];
     snprintf(ph, sizeof ph, "%s/hour", sign);
@@ -447,6 +459,12 @@ static void pick_table_head(struct vf__sb *s, const char *sign, double hours)
         vf__sb_printf(s, "  ");
         right(s, pj, 8);
     }
+    if (cost) {
+        char pt[32];
+        snprintf(pt, sizeof pt, "%s/1M tok", sign);
+        vf__sb_printf(s, " %9s ", "out tok/s");
+        right(s, pt, 10);
+    }
     vf__sb_printf(s, "\n");
 }
 
@@ -454,7 +472,7 @@ static void pick_table_head(struct vf__sb *s, const char *sign, double hours)
  * the prices; rank 0 (the cheapest) and a tight fit (< 10 % headroom) marked; a price
  * converted from another currency with its original and the rate. */
 static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t rank, double hours,
-                           bool ascii)
+                           bool cost, bool ascii)
 {
     char b1[64], b2[64], b3[64], hr[32];
     card_cell(s, "  ", r, ascii);
@@ -466,9 +484,14 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
                   vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
     if (hours > 0)
         vf__sb_printf(s, "  %8s", vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
+    if (cost && r->cost_per_mtok > 0)
+        vf__sb_printf(s, " %9.0f %10s", r->fit.speed.serving_tps,
+                      vf_format_price(b1, sizeof b1, (uint64_t)(r->cost_per_mtok * 1e6 + 0.5), 2));
+    else if (cost)
+        vf__sb_printf(s, " %9s %10s", "?", "?");
     if (rank == 0)
-        vf__sb_printf(s, "   %s cheapest that fits%s", ascii ? "<-" : "\u2190",
-                      pc < 10 ? " (tight)" : "");
+        vf__sb_printf(s, "   %s cheapest %s%s", ascii ? "<-" : "\u2190",
+                      cost ? "per token" : "that fits", pc < 10 ? " (tight)" : "");
     else if (pc < 10)
         vf__sb_printf(s, "   (tight)");
     if (r->original)
@@ -488,9 +511,9 @@ static void pick_table(struct vf__sb *s, const struct vf_pick *p, double hours, 
         vf__sb_printf(s, "  no offer in %s fits this workload\n", p->currency);
         return;
     }
-    pick_table_head(s, sign, hours);
+    pick_table_head(s, sign, hours, p->rank_cost);
     for (size_t i = 0; i < p->n_rows; i++) {
-        pick_table_row(s, &p->rows[i], i, hours, ascii);
+        pick_table_row(s, &p->rows[i], i, hours, p->rank_cost, ascii);
         if (i >= 11 && p->n_rows > 13) {
             vf__sb_printf(s, "  ... %zu more (--json lists them all)\n", p->n_rows - i - 1);
             break;

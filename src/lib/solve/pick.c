@@ -227,8 +227,10 @@ struct pick_ctx {
 
 static void compact(struct vf_pick_est *c, const struct vf_estimate *e)
 {
-    *c = (struct vf_pick_est){
-        .total_bytes = e->total_bytes, .weights_bytes = e->weights_bytes, .kv_dtype = e->kv_dtype};
+    *c = (struct vf_pick_est){.total_bytes = e->total_bytes,
+                              .weights_bytes = e->weights_bytes,
+                              .kv_dtype = e->kv_dtype,
+                              .kv_bytes_per_token = e->kv_bytes_per_token};
 }
 
 /* *out: the check of (g, count), estimated the first time it is asked. */
@@ -417,6 +419,32 @@ static enum vf_err walk(struct pick_ctx *p, struct cand *cand, size_t n, bool fi
     return VF_OK;
 }
 
+/* F-SPD-06: the row's speed (F-SPD-03 at the workload's users and lengths) and its price
+ * per 1M output tokens: price per hour / (3600 x output tokens/s) x 10^6. */
+static void row_cost(struct pick_ctx *p, struct vf_pick_row *r)
+{
+    r->cost_per_mtok = 0;
+    if (p->w->task != VF_TASK_INFER || !p->w->pick.rank_cost)
+        return;
+    vf__speed_of(p->m, p->w, p->w->engine, &p->q, r->est.weights_bytes, r->est.kv_bytes_per_token,
+                 p->w->ctx_tokens, r->gpu, &r->fit);
+    if (r->offer && r->fit.speed.known && r->fit.speed.serving_tps > 0)
+        r->cost_per_mtok = (double)r->offer->price_micro / (3600.0 * r->fit.speed.serving_tps);
+}
+
+static int row_by_cost(const void *a, const void *b)
+{
+    const struct vf_pick_row *x = a, *y = b;
+    double cx = x->cost_per_mtok > 0 ? x->cost_per_mtok : 1e300;
+    double cy = y->cost_per_mtok > 0 ? y->cost_per_mtok : 1e300;
+    if (cx != cy)
+        return cx < cy ? -1 : 1;
+    uint64_t px = x->offer ? x->offer->price_micro : 0, py = y->offer ? y->offer->price_micro : 0;
+    if (px != py)
+        return px < py ? -1 : 1;
+    return strcmp(x->gpu->id, y->gpu->id);
+}
+
 /* The rows of the listed candidates, in their order (already ranked). */
 static enum vf_err fill_rows(struct pick_ctx *p, const struct cand *cand, size_t n,
                              struct vf_pick *out, struct vf_error *err)
@@ -440,6 +468,7 @@ static enum vf_err fill_rows(struct pick_ctx *p, const struct cand *cand, size_t
             return rc;
         r->fit = ck->fit;
         r->est = ck->est;
+        row_cost(p, r);
     }
     return VF_OK;
 }
@@ -541,6 +570,10 @@ static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
             out->short_rows[keep++] = out->short_rows[i];
     out->n_short = keep;
     qsort(out->short_rows, out->n_short, sizeof *out->short_rows, row_by_price_desc);
+    if (opts && opts->rank_cost) { /* F-SPD-06: cheapest per 1M output tokens first */
+        out->rank_cost = true;
+        qsort(out->rows, out->n_rows, sizeof *out->rows, row_by_cost);
+    }
 
     if (vf_quant_bits(&p.q) <= 4 && !w->no_upgrade)
         return upgrade(a, c, m, w, &p.q, opts, out, err);

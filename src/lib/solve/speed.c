@@ -1,0 +1,212 @@
+/* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05): a roofline of
+ * memory bandwidth and tensor throughput, with efficiencies held constant across cards. */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* F-SPD-04: the efficiencies, one per engine class, never per card or row. See FORMULAS.md
+ * for the rows each rests on (bench/accuracy-speed.py, calibration half). */
+#ifndef ETA_BW_GGUF
+#define ETA_BW_GGUF 0.80
+#endif
+#ifndef ETA_C_GGUF
+#define ETA_C_GGUF 0.17
+#endif
+/* llama.cpp's 16-bit prefill runs cuBLAS GEMMs, not its own MMQ kernels: a kernel family of
+ * its own, calibrated apart on the same half of the cards. */
+#ifndef ETA_C_GGUF16
+#define ETA_C_GGUF16 0.45
+#endif
+#ifndef ETA_BW_SERVER
+#define ETA_BW_SERVER 0.90
+#endif
+#ifndef ETA_C_SERVER
+#define ETA_C_SERVER 0.70
+#endif
+/* F-SPD-01: llama.cpp's fixed cost per layer and generated token (kernel launches and
+ * synchronisation, which do not shrink with a faster card), seconds. */
+#ifndef TAU_LAYER_GGUF
+#define TAU_LAYER_GGUF 90e-6
+#endif
+/* F-SPD-05: the range, from the leave-one-GPU-out error quantiles (10 %, 90 %). */
+#define RANGE_LO 0.80
+#define RANGE_HI 1.20
+
+/* GB/s of one PCIe lane per generation (gen 3: ~0.985 GB/s, doubling each generation). */
+static double pcie_gbps(const struct vf_gpu_spec *g)
+{
+    if (!g->pcie_gen || !g->pcie_lanes)
+        return 16.0; /* gen 3 x16, the slowest slot a data-centre card sits in */
+    double lane = 0.985;
+    for (int k = 3; k < g->pcie_gen && k < 9; k++)
+        lane *= 2;
+    for (int k = g->pcie_gen; k < 3; k++)
+        lane /= 2;
+    return lane * g->pcie_lanes;
+}
+
+static bool has(const char *w, const char *s)
+{
+    return w && strstr(w, s);
+}
+
+/* The tensor precision the matmuls run at and its dense rate (TFLOPS). */
+static double tensor_rate(const struct vf_gpu_spec *g, const struct vf_speed_in *in,
+                          const char **prec)
+{
+    const char *w = in->weights ? in->weights : "";
+    bool sixteen = !strcmp(w, "F16") || !strcmp(w, "BF16") || !strcmp(w, "f16") ||
+                   !strcmp(w, "fp16") || !strcmp(w, "bf16") || !strcmp(w, "F32") ||
+                   !strcmp(w, "fp32");
+    if (in->gguf && !sixteen) { /* llama.cpp's quantized matmuls: int8 MMQ */
+        *prec = "int8";
+        return g->tflops_int8;
+    }
+    if (in->gguf) { /* cuBLAS fp16 GEMM, FP16 accumulate */
+        *prec = "fp16";
+        return g->tflops_fp16;
+    }
+    if ((has(w, "fp4") || has(w, "FP4")) && g->tflops_fp4 > 0) {
+        *prec = "fp4";
+        return g->tflops_fp4;
+    }
+    if ((has(w, "fp4") || has(w, "FP4") || has(w, "fp8") || has(w, "FP8")) && g->tflops_fp8 > 0) {
+        *prec = "fp8";
+        return g->tflops_fp8;
+    }
+    if (!strcmp(w, "int8") && g->tflops_int8 > 0) {
+        *prec = "int8";
+        return g->tflops_int8;
+    }
+    *prec = "bf16"; /* 16-bit, and weight-only 4-bit (AWQ, GPTQ) dequantized to 16 bits */
+    return g->tflops_bf16;
+}
+
+struct roof {
+    const struct vf_speed_in *in;
+    double bw, flops, link; /* bytes/s, FLOP/s (achievable, all cards), link bytes/s */
+    uint32_t n;
+};
+
+/* Share of the weights one decode step reads with b sequences: MoE experts are read when
+ * some sequence routes to them, 1 - (1 - k/E)^b of them (F-SPD-01). */
+static double weight_share(const struct vf_speed_in *in, double b)
+{
+    if (in->n_experts <= in->n_experts_used || !in->n_experts_used ||
+        in->params <= in->params_active)
+        return 1.0;
+    double e = in->n_experts, k = in->n_experts_used;
+    double pe = (double)(in->params - in->params_active) / (e - k);
+    double shared = (double)in->params - e * pe;
+    double touched = 1.0 - pow(1.0 - k / e, b);
+    return (shared + e * pe * touched) / (double)in->params;
+}
+
+/* Attention FLOPs of one token at a context of l tokens: QK^T and AV, 2 x 2 per element. */
+static double attn_flops(const struct vf_speed_in *in, double l)
+{
+    return 4.0 * in->n_layers * (double)in->n_heads * in->head_dim * l;
+}
+
+/* Seconds of one decode step of b sequences at a context of l (F-SPD-01). */
+static double step_s(const struct roof *r, double b, double l, bool *compute_bound)
+{
+    const struct vf_speed_in *in = r->in;
+    double bytes =
+        (double)in->weights_bytes * weight_share(in, b) + b * (double)in->kv_bytes_per_token * l;
+    double mem = bytes / r->bw;
+    double cmp = b * (2.0 * (double)in->params_active + attn_flops(in, l)) / r->flops;
+    if (compute_bound)
+        *compute_bound = cmp > mem;
+    double comm = in->gguf ? in->n_layers * TAU_LAYER_GGUF : 0;
+    if (r->n > 1 && !in->gguf) /* two all-reduces per layer of b x hidden 16-bit values, ring */
+        comm = 2.0 * in->n_layers * 2.0 * (r->n - 1) / r->n * b * in->hidden * 2.0 / r->link;
+    return (mem > cmp ? mem : cmp) + comm;
+}
+
+/* Seconds to prefill b prompts of p tokens: compute bound, never faster than one read of
+ * the weights (F-SPD-02). */
+static double prefill_s(const struct roof *r, double b, double p)
+{
+    const struct vf_speed_in *in = r->in;
+    double flops = b * (2.0 * (double)in->params_active * p + attn_flops(in, p / 2.0) * p);
+    double cmp = flops / r->flops;
+    double mem = (double)in->weights_bytes * weight_share(in, b * p) / r->bw;
+    return cmp > mem ? cmp : mem;
+}
+
+void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out)
+{
+    memset(out, 0, sizeof *out);
+    double rate = tensor_rate(g, in, &out->prec);
+    if (!g->bandwidth_gbps || rate <= 0 || !in->params_active || !in->weights_bytes) {
+        out->why = !g->bandwidth_gbps ? "the card's memory bandwidth is unknown"
+                   : rate <= 0        ? "the card's tensor throughput at this precision is unknown"
+                                      : "the model's size is unknown";
+        return;
+    }
+    out->eta_bw = in->gguf ? ETA_BW_GGUF : ETA_BW_SERVER;
+    out->eta_compute = !in->gguf                    ? ETA_C_SERVER
+                       : !strcmp(out->prec, "fp16") ? ETA_C_GGUF16
+                                                    : ETA_C_GGUF;
+    /* llama.cpp splits by layers (--split-mode layer): a token passes the cards one after
+     * the other, so one sequence runs at one card's speed (F-SPD-01). */
+    struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1};
+    r.bw = g->bandwidth_gbps * 1e9 * out->eta_bw * r.n;
+    r.flops = rate * 1e12 * out->eta_compute * r.n;
+    r.link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : pcie_gbps(g)) * 1e9;
+    double users = in->users ? (double)in->users : 1.0;
+    double b = in->max_users && (double)in->max_users < users ? (double)in->max_users : users;
+    if (b < 1)
+        b = 1;
+    double p = in->in_tokens ? (double)in->in_tokens : 1.0;
+    double o = in->out_tokens ? (double)in->out_tokens : 1.0;
+    double l = p + o / 2.0; /* the mean context while the answer is written */
+    out->batch = (uint64_t)b;
+    out->gpus = in->gpus ? in->gpus : 1;
+    out->known = true;
+    out->decode_tps = 1.0 / step_s(&r, b, l, &out->compute_bound);
+    out->prefill_tps = p / prefill_s(&r, 1, p);
+    out->serving_tps = b * o / (prefill_s(&r, b, p) + o * step_s(&r, b, l, NULL));
+    out->decode_lo = out->decode_tps * RANGE_LO;
+    out->decode_hi = out->decode_tps * RANGE_HI;
+    out->prefill_lo = out->prefill_tps * RANGE_LO;
+    out->prefill_hi = out->prefill_tps * RANGE_HI;
+    out->serving_lo = out->serving_tps * RANGE_LO;
+    out->serving_hi = out->serving_tps * RANGE_HI;
+}
+
+void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const char *engine,
+                  const struct vf_quant *q, uint64_t weights_bytes, uint64_t kv_per_token,
+                  uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f)
+{
+    memset(&f->speed, 0, sizeof f->speed);
+    /* short of the asked users, the engine batches the sequences that fit (F-SPD-03) */
+    if (!f->fits && (f->max_users == 0 || f->max_users == VF_UNKNOWN)) {
+        f->speed.why = "does not fit this card (offload speed is not modelled yet)";
+        return;
+    }
+    uint64_t ctx = ctx_tokens ? ctx_tokens : 4096;
+    struct vf_speed_in in = {
+        .params = m->params,
+        .params_active = m->params_active ? m->params_active : m->params,
+        .n_experts = m->n_experts,
+        .n_experts_used = m->n_experts_used,
+        .n_layers = m->n_layers,
+        .n_heads = m->n_heads,
+        .head_dim = m->head_dim,
+        .hidden = m->hidden,
+        .weights_bytes = weights_bytes,
+        .kv_bytes_per_token = kv_per_token,
+        .weights = q->name,
+        .gguf = q->kind == VF_QK_GGUF_FTYPE ||
+                (engine && (!strcmp(engine, "llama.cpp") || !strcmp(engine, "ollama"))),
+        .gpus = f->count,
+        .users = w->users,
+        .max_users = f->max_users == VF_UNKNOWN ? 0 : f->max_users,
+        .in_tokens = w->in_tokens ? w->in_tokens : (ctx < 4096 ? ctx : 4096),
+        .out_tokens = w->out_tokens ? w->out_tokens : 512,
+    };
+    vf_speed_llm(g, &in, &f->speed);
+}
