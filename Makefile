@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # vramfit - GNU Makefile. `make test` and `make run` install what is missing first.
 #
 #   make            build build/vramfit and build/libvramfit.a
@@ -259,6 +260,10 @@ SRC_ALL := $(wildcard include/*.h src/*/*.c src/*/*.h src/lib/*/*.c src/lib/*/*.
 # over 120 lines (issue 15)
 lint: deps $(B)/libvramfit.a
 	@clang-format --dry-run --Werror $(SRC_ALL) && echo "clang-format: ok"
+	@missing=$$(grep -L 'SPDX-License-Identifier: Apache-2.0' $(SRC_ALL) $(wildcard tools/*.sh tools/*.py \
+	  tests/*.sh tests/*/*.sh bench/*.sh completions/* contrib/*)); \
+	  if [ -n "$$missing" ]; then echo "spdx: no SPDX-License-Identifier in: $$missing"; exit 1; fi; \
+	  echo "spdx: ok (every source names its licence)"
 	@sh tools/layers.sh $(B)
 	@python3 tools/funclen.py
 	@cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \

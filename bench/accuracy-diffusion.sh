@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # accuracy-diffusion.sh VRAMFIT - the image/video estimators (engines comfyui, diffusers;
 # F-DIF-nn) against the diffusion rows of ../shared/reference/measured-train-diffusion-public.jsonl:
 # per case our peak, the measured one and the error, the median |error| (issue 7's target:

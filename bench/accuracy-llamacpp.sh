@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # accuracy-llamacpp.sh [VRAMFIT] - issue 4: the llama.cpp estimator against real llama.cpp.
 # Makes a sweep of GGUF files with ../shared/peers/make-gguf.mjs (dense and GQA, three
 # sizes, F16/Q4_0/Q8_0/Q4_K), runs oracle.mjs (llama.cpp's CPU build via node-llama-cpp, no

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make bench-speed (issue 23): every public LLM row of measured-speed-public.jsonl against the
 throughput model of `vramfit estimate --json` (speed, docs/FORMULAS.md F-SPD-01..05).
 

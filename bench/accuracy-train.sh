@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # accuracy-train.sh VRAMFIT - the training estimator (engine pytorch, F-TRAIN-nn) against the
 # public training measurements in ../shared/reference/measured-train-diffusion-public.jsonl and
 # measured-public.jsonl (issue 22): every row is run under the --framework preset of the stack

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # accuracy.sh VRAMFIT - the engines' accuracy, measured:
 #   (a) llama.cpp buffers against real llama.cpp on CPU (bench/accuracy-llamacpp.sh: a sweep of
 #       generated GGUF files through ../shared/peers; skipped without node/npm);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * apicost.c - the in-process cost of one /api/v1/estimate and one /api/v1/pick, as the server
  * does them (src/server/api.c: a request arena, vf_workload_set for each query member,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bigpick.sh VRAMFIT [OLD_VRAMFIT] - `vramfit pick` on a --data-dir catalog of 99,998 offers
 # (the most prices.tsv holds: VF_MAX_TSV_ROWS counts the header and the empty last line), each
 # of its own kind so that no offer hides another and every fitting one is a row: wall time and

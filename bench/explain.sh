@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # explain.sh - explain throughput on a generated 1 GiB log vs `grep -c 'out of memory'`.
 # Generates the log in a temp dir (deleted afterwards): training-progress lines with a few
 # hundred OOM messages of several formats. Times `build/vramfit explain FILE` when the CLI

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # inspect.sh [VRAMFIT] - issue 3: times `vramfit inspect` as whole processes (fork + exec +
 # read + render, output to /dev/null; median, p10, p90 of RUNS runs, bench/interleave.c with one command) on
 #   - a header-only GGUF: 40 layers, 1,003 tensors, a 151,936-token BPE vocabulary with merges

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * interleave.c - times several commands as whole processes (fork + exec, output to
  * /dev/null), interleaved: round r runs command 1, 2, ..., k once each, N rounds, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mkbench.c - writes the inputs of bench/inspect.sh with the test fixture writers:
  *

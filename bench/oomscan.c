@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oomscan.c - reads a log in 1 MiB chunks through vf_oom_scan_feed and prints the event
  * count (bench/explain.sh times it against grep -c 'out of memory').

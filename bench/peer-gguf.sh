@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # peer-gguf.sh [VRAMFIT] - issue 3: for GGUF files made with ../shared/peers/make-gguf.mjs,
 # `vramfit inspect FILE --json` must report weights.bytes equal to the model buffer that real
 # llama.cpp allocates for the file (CPU build via node-llama-cpp, no mmap: the exact byte count

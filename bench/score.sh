@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # score.sh VRAMFIT - scores estimates against measurements: reads rows
 #   id|measured|unit|vramfit arguments
 # on stdin (unit: GiB, GB = 1e9 B, tokens = the fit's longest sequence, or GiB-ctx: GiB that

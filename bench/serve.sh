@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # serve.sh VRAMFIT [SECONDS] - requests per second of `vramfit serve` on loopback, measured with
 # wrk (Debian package), one run after the other against one server: GET /healthz (the server's
 # own ceiling), /api/v1/estimate (a catalog model at 32k context, 4 users, on an RTX 4090: the

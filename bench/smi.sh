@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # smi.sh VRAMFIT - the cost of one GPU snapshot, whole process (vramfit smi --json on the
 # stub libnvidia-ml with the container /proc fixture; and on the fake backend), median of RUNS
 # runs with bench/interleave.c (one command: median, p10, p90 ms); at 1 Hz, vramfit top pays one snapshot per second, so CPU share =

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # speed.sh VRAMFIT - times `vramfit estimate` and `vramfit pick` as whole processes
 # (fork + exec + embedded catalog + estimate + render) next to /bin/true, interleaved: each of
 # RUNS rounds runs every command once (bench/interleave.c), so a busy moment of the machine

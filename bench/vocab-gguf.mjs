@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vocab-gguf.mjs GGUF VRAMFIT_JSON - issue 21: one of the vocab GGUFs of llama.cpp's models/
 // folder against `vramfit inspect --json`: architecture, context, dimensions and vocab as the npm
 // parser (@huggingface/gguf) reads them, and the f16 KV bytes per token that llama.cpp allocates,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh [--unit-only|--golden-only] BUILD_DIR [UNIT_BINARY...]
 # Runs the cmocka unit binaries, the fuzz smoke run, the golden CLI tests and the suites; ends
 # with "N passed, N failed", or "N passed, N failed, N skipped" when a check was skipped.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # deps.sh [--quiet] PKG... - install the Debian packages vramfit needs when they are missing.
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 quiet=0

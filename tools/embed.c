@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * embed.c - writes a C file that holds data files as byte arrays, so the vramfit binary
  * carries its catalog and works offline.

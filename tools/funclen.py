@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """funclen.py [MAX] - no function in src/ longer than MAX lines (default 120; issue 15).
 
 A function is a line at column 0 that opens with '{' after a declarator, to its closing '}' at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # layers.sh BUILD_DIR - the library's layers call one way down (DESIGN section 2, issue 15):
 #   core 0 < read 1, gpu 1 < model 2 < engine 3 < solve 4 < oom 5 < render 6, answer 6
 # (folders of one rank are siblings: neither calls the other). Checked on what the objects

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # version.sh - the release identity `vramfit --version` prints (build/version.h): the commit
 # the tree was built from (git, else "unknown") and the catalog's date, the newest as_of of
 # data/prices.tsv (the prices are what ages first).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h - what the subcommands of the vramfit CLI share: exit codes, error printing, the
  * parsed workload flags. The CLI uses nothing of the library but include/vramfit.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_catalog.c - `vramfit catalog models|gpus [--json]`: the built-in data.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_doc.c - the installed documentation, made from what `help` prints: `vramfit help --man
  * [COMMAND]` writes the man page vramfit(1) or vramfit-COMMAND(1) in roff (the options of

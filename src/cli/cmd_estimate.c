@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_estimate.c - `vramfit estimate MODEL [flags]`: the memory breakdown of a workload
  * and, with --gpu, whether it fits and the largest context and users that do.

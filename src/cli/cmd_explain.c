@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_explain.c - `vramfit explain [FILE|-] [--tool T] [--model M] [workload flags] [--json]`:
  * reads a log of any size in 1 MiB chunks through the library's streaming scanner (never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_help.c - `vramfit help [COMMAND]` and the text every `--help` prints.
  */

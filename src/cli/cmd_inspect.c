@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_inspect.c - `vramfit inspect MODEL [--json]`: what a model holds: architecture,
  * parameters (total, active), weight bytes, KV cache per token, context, and where each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_pick.c - `vramfit pick MODEL [flags]`: every offer of the catalog that fits the
  * workload, cheapest first in one currency, with what the short cards would need.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_run.c - `vramfit run [flags] -- CMD ARGS...`: runs the command and measures what its
  * process tree really holds on the GPU over time (lib run.c), then reports the peak; when the

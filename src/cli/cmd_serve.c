@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_serve.c - `vramfit serve ...` runs the server, a program of its own (vramfit-serve,
  * src/server/) that links the library and none of the CLI: found beside this executable,

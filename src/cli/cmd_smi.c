@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_smi.c - `vramfit smi [--json] [--ascii]`: the GPUs, their memory and every process
  * holding it, named even inside a container, with one line per GPU saying who holds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain]`: the GPUs live. On a terminal an
  * ncurses view: per GPU a memory bar and its history, the processes sorted by memory (names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - the vramfit command: dispatches to cmd_<name>() and keeps the exit codes of
  * DESIGN section 8 (0 yes, 1 error, 2 usage, 3 answered no).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * opts.c - the command line of estimate, pick and explain over the library's option table
  * (vf_workload_set: every option, every engine's spelling, DESIGN section 8); what only a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * out.c - where the commands' output goes: stdout and stderr, with the prefixes and hints of
  * the CLI's messages and the exit code each library error maps to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h - what the modules of libvramfit share and the public header does not say:
  * error helpers, the allocator hook, checked arithmetic, input limits and the embedded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * api.c - the routes of vramfit serve. /api/v1/{estimate,pick,explain,inspect,models,gpus,smi}
  * call the library: the request's options go through the library's option table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serve.c - vramfit-serve (`vramfit serve` runs it) [--listen 127.0.0.1:8077] [--data-dir DIR]:
  * the local web page and JSON API over libmicrohttpd (a thread per connection; it parses HTTP, we

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * server.h - what serve.c (the HTTP side: libmicrohttpd, limits, logging, signals) and api.c
  * (the routes: the JSON API on the library's calls, the embedded web page) share. The server

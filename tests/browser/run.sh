@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh VRAMFIT [OUTDIR] - the browser test: `vramfit serve` on an ephemeral port, the page
 # driven in Debian's chromium by playwright-core (npm, no browser download of its own).
 # Installs chromium when missing and run as root (CI); otherwise skips with a note. Ends with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check.sh [VRAMFIT] - on a machine with an NVIDIA GPU: `vramfit smi --json` against
 # nvidia-smi at the same moment, with a process holding a known allocation (1 GiB through the
 # CUDA driver API, from python3 + ctypes: no toolkit needed). Prints one JSON report: per GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz.h - what the libFuzzer targets of tests/fuzz/ share: the entry point's prototype, the
  * input cut into NUL-terminated pieces, the stub libraries built beside the targets (a stand-in

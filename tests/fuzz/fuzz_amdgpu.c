@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_amdgpu.c - libFuzzer target of the AMD backend (gpu/gpu_amdgpu.c): the sysfs files of
  * one card and the DRM fdinfo of one process, written from the input under a scratch sysroot

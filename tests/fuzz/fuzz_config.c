@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_config.c - libFuzzer target: the HF config.json reader (model_config.c) and the model
  * math that runs on what it builds (parameters, weight bytes, KV bytes).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_gguf.c - libFuzzer target of the GGUF reader: any bytes through vf_reader_mem,
  * vf_gguf_read and vf_model_from_gguf (and the KV-cache math on the model it yields), under a

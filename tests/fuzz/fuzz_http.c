@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_http.c - libFuzzer target of the server's request handling (src/server/api.c, linked in
  * whole): a request as serve.c hands it to srv_route after libmicrohttpd has parsed the HTTP -

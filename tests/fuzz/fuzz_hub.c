@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_hub.c - libFuzzer target of the hub client (read/hub.c) on hostile answers: a stand-in
  * libcurl (stub_curl.so, beside this program) answers each request from the input, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_nvml.c - libFuzzer target of the NVML backend (gpu/gpu_nvml.c) through its real dlopen
  * path: VRAMFIT_NVML_LIB names a stand-in libnvidia-ml (stub_nvml.so, beside this program) whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_oom.c - libFuzzer target: the OOM log scanner, the input fed in 1-3 pieces whose
  * sizes come from the first bytes of the input.

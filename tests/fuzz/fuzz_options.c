@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_options.c - libFuzzer target of the option table (options.c) as the CLI and the HTTP
  * API drive it: the first byte picks the command, then each line is one option, "NAME=VALUE"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_procscan.c - libFuzzer target of the /proc reader (gpu/procscan.c): a snapshot with a
  * process the driver reports (PID 4242), one from another PID namespace (999999, not here)

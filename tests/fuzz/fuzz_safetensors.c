@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_safetensors.c - libFuzzer target: the safetensors header reader (read_safetensors.c)
  * over a memory reader, once with the size known and once with it hidden (as a streamed

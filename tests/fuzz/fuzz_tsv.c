@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_tsv.c - libFuzzer target: the TSV reader the catalog and the fake GPU backend use,
  * and the size/token/price parsers on each field.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_units.c - libFuzzer target of the unit parsers (units.c: sizes, token counts, prices,
  * counts) and the storage-type parsers, with what must hold of each answer: a parsed number is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mkseeds.py - writes the seed corpora of the fuzz targets added in issue 17
 (tests/fuzz/corpus/{units,options,http,hub,nvml,amdgpu,procscan}/) from the test fixtures:
 the golden tests' command lines, the HTTP fixture body, an OOM log, the safetensors fixture,

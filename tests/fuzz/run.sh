@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh SECONDS FUZZER... - runs each libFuzzer target for SECONDS of CPU time on its seed
 # corpus (tests/fuzz/corpus/NAME, read only; new inputs go to a temporary folder), one target at
 # a time in one process (one core): the process's CPU time is read from /proc every second and

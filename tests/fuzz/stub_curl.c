@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stub_curl.c - a stand-in libcurl for fuzz_hub: the ten calls hub.c loads with dlopen, where
  * curl_easy_perform() answers from a script instead of the network. stub_curl_script() sets the

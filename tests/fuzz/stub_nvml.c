@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stub_nvml.c - a stand-in libnvidia-ml.so for fuzz_nvml: the NVML calls gpu_nvml.c makes
  * (the _v2/_v3 symbol set: 24-byte process entries, MIG calls), each answering from a script of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh [--update] VRAMFIT [TEST...] - black-box tests of the CLI.
 #
 # A test is tests/golden/NAME.test:

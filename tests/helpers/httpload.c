@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * httpload.c - sends N requests over one keep-alive connection and checks each status, for
  * the server's memory test (tests/http/rss.sh): a client fast enough that 20,000 requests per

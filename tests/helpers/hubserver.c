@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hubserver.c - a loopback Hugging Face hub for the tests: serves a fixture directory
  * (ROOT/owner/name/...) in the hub's URL layout on 127.0.0.1, with libmicrohttpd:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mkfixtures.c - writes the small model files the golden CLI tests read
  * (tests/golden/inspect-file-*.test), so that they can be made again byte for byte:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mkgguf.c - a tiny GGUF writer for the tests and the fuzz corpus: any version 1-3 (either
  * byte order, to test that big-endian files are refused), every metadata value type including

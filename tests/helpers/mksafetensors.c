@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mksafetensors.c - a tiny safetensors writer for tests and fuzz seeds: an 8-byte length,
  * a JSON header padded with spaces to 8 bytes (as the reference writer pads it), then zero

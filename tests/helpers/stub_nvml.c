@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stub_nvml.c - a stand-in libnvidia-ml.so for tests: the NVML calls vramfit makes, with
  * scripted values, built in four symbol sets (-D):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """halfopen.py PORT [N] - N connections (default 2,000) that each send half a request and hold
 it, as a slow or hostile client does (issue 16). While they are open a normal request must be
 answered within 10 s, and after they close within 1 s. Prints "ok ..." / "FAIL ..." lines."""

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # rss.sh PORT PID HTTPLOAD - the server's memory under load: 20,000 requests to each endpoint
 # over keep-alive connections; its resident set after them must be within 5 MB of what it was
 # after the first 1,000 (issue 14: a leak of even 256 bytes a request would show as 4.9 MB).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh VRAMFIT - HTTP tests against a real `vramfit serve` on an ephemeral loopback port:
 # every endpoint, parity with the CLI's --json output (byte for byte), errors and their
 # statuses, limits (oversized bodies, argument counts), path traversal, concurrent requests,

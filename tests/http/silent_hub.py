@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """silent_hub.py PORTFILE - a hub that accepts connections and never answers (issue 16): writes
 its port to PORTFILE and holds every connection until it is killed."""
 import socket

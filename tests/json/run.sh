@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh VRAMFIT - every command with --json output (estimate on each engine, training,
 # image/video, pick, explain over every OOM fixture, inspect, catalog, smi, run) with several
 # argument sets, including hostile bytes (quotes, backslashes, control characters, invalid

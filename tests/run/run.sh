@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh VRAMFIT - `vramfit run` on the fake GPU backend, whose table the child itself rewrites
 # with its real PID (so the process-tree matching is exercised): the peak found and the
 # baseline subtracted, a grandchild's memory counted, stdout and stderr byte-identical to a

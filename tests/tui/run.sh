@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh VRAMFIT - drives `vramfit top` in a detached tmux session on the fake GPU backend:
 # the live view draws each GPU's bar and the process list, the arrow keys select, `k` asks
 # before killing (answered no here), `q` quits. Also the CSV fallback when not a terminal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_allocfail.c - every allocation failure of the library ends in a clear message, never in a
  * crash, a silent exit or a wrong answer (issue 17). The binary links the CLI's objects (all

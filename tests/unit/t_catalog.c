@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_catalog.c - the embedded catalog against the reference data, lookups, the TSV reader,
  * a corrupt --data-dir, the fake GPU backend, the arena and allocation failures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_diffusion.c - the pipeline reader (data/pipelines/NAME.json) and the ComfyUI engine
  * (F-DIF-01..09, docs/FORMULAS.md): the guide's Flux and T5-XXL sizes, token

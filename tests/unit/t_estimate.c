@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_estimate.c - the generic estimator (F-GEN-01..05), the fit solver (F-FIT-01) and pick
  * (F-PICK-01..03), with every expected number derived in a comment.

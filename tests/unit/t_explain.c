@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_explain.c - vf_explain(): causes, evidence numbers, fix order and computed savings, on
  * events built by hand (the scanner is tested on its own).

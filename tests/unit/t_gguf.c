@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_gguf.c - unit tests of the GGUF reader (read_gguf.c) on fixtures written by
  * tests/helpers/mkgguf.c into a temporary folder: every ggml type's bytes (F-W-10, ggml.c

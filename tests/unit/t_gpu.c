@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_gpu.c - the NVML backend through its real dlopen/dlsym path on a stub libnvidia-ml.so
  * (tests/helpers/stub_nvml.c, four symbol sets): memory v2 with the reservation apart and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_hub.c - unit tests of the hub client (hub.c) against the loopback hub of
  * tests/helpers/hubserver.c: listings (paged), small files and their disk cache, range reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_json.c - the JSON dumper of render_json.c (vf__json_finish) writes what jansson's own
  * json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) writes, byte for byte, on the

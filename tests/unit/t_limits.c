@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_limits.c - no silent truncation in result building (issue 14): a table of an estimate
  * that is full marks it incomplete (vf_estimate then fails with VF_ELIMIT naming the limit),

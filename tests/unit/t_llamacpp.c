@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_llamacpp.c - the llama.cpp estimator (est_llamacpp.c): buffers per device against the
  * closed forms of docs/FORMULAS.md (F-LCPP-nn), numbers derived in comments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_model.c - unit tests of the config.json reader, the parameter count (F-PAR-01/02),
  * the tensor groups and the KV cache (F-KV-01..05), on the catalog files in data/models/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_ollama.c - the Ollama estimator (est_ollama.c) scored against the ollama rows of
  * shared/reference/measured-public.jsonl (F-OLL-nn, docs/FORMULAS.md, Ollama section).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_oom.c - the OOM log scanner (issue #5): every pattern row against its fixture, the key
  * numbers of the fixtures, the public examples (tests/fixtures/reference/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_options.c - the option table and vf_workload_set (src/lib/engine/options.c): every kind parses
  * and refuses what it must, every spelling reaches the same field, the HTTP spelling (no

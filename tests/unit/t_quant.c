@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_quant.c - unit tests of dtype.c and quant.c: ggml block sizes, the --weights and
  * --kv-dtype parsers, and the weight storage formulas F-W-01..F-W-09 on hand-built models

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_resolve.c - unit tests of vf_model_resolve (model.c) on fixtures written into a mkdtemp
  * folder: a Hugging Face snapshot folder (config.json + a header-only model.safetensors, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_safetensors.c - unit tests of the safetensors reader (read_safetensors.c) on fixtures
  * written by tests/helpers/mksafetensors.c into a mkdtemp folder: every dtype's size

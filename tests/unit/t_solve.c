@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_solve.c - the fit solver and pick of issue 15 (src/lib/solve/): the solved largest
  * context, users and batch equal what the galloping bisection that vf_fit used before gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_speed.c - the throughput model (docs/FORMULAS.md F-SPD-01..05) on a made-up card, its
  * expected tokens/s derived by hand in the comments from the constants of speed.c.

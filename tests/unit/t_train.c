@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_train.c - the training estimator (engine "pytorch", F-TRAIN-01..10): the ZeRO paper's
  * worked example, the guide's 16 bytes per parameter and its QLoRA sentences, LoRA trainable

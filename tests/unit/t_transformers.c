@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_transformers.c - the transformers inference estimator (engine "transformers",
  * F-HF-01..12): Llama 3.1 8B generate() on one card (every component derived by hand), the

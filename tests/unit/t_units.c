@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_units.c - sizes, token counts, prices: parsing exactly and printing as PyTorch does.
  */

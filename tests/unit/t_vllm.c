@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t_vllm.c - the vLLM 0.11.0 estimator (F-VLLM-01..12, docs/FORMULAS.md): every expected
  * number derived in a comment, and the accuracy table against the vLLM rows of

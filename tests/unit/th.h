@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * th.h - the unit-test harness: cmocka plus a few helpers shared by tests/unit/t_*.c.
  * Each t_*.c is one binary with its own main() that calls cmocka_run_group_tests().

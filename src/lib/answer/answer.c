@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * answer.c - the questions vramfit answers, as library calls: estimate, pick, explain and the
  * catalog search, each from a struct vf_workload that vf_workload_set filled. The CLI and the

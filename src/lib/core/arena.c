@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arena.c - the allocator hook and the arena. Every byte the library allocates comes
  * through vf__malloc/vf__realloc/vf__free, which call the hook set by vf_set_allocator(),

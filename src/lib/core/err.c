@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * err.c - error codes, their names and messages (generated from VF_ERR_MAP), and the
  * helpers that fill a struct vf_error. Messages follow git's rules: lowercase, what failed

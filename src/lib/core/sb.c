@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sb.c - the string builder of every renderer: printf-style appends into a buffer that
  * grows in an arena (doubling, so n appends cost O(total) copies).

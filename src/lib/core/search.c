@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * search.c - the monotone search every solver uses: the largest value a predicate holds for.
  * It sits in core because both the engines (their own "fits with" lines) and solve/ (fit,

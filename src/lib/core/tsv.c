@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tsv.c - tab-separated tables: a header line naming the columns, one record per line,
  * '#' comment lines and blank lines skipped. Every record must have exactly as many fields

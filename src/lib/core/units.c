@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * units.c - the only code that parses or prints sizes, token counts and prices.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * util.c - small shared helpers: case-insensitive comparison, edit distance for
  * "did you mean", and reading a whole file with a size limit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_diffusers.c - the `diffusers` engine: image and video generation as a Hugging Face
  * diffusers pipeline runs it on one GPU. Unlike ComfyUI, `pipe.to("cuda")` keeps every

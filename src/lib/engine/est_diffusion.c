@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_diffusion.c - the `comfyui` engine: image and video generation memory as ComfyUI
  * runs a pipeline on one GPU. A run has three phases - text encoding, denoising, VAE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_generic.c - the engine-neutral LLM inference estimate: weights + KV cache +
  * activations of one prefill chunk + runtime overhead, per GPU, with tensor-parallel

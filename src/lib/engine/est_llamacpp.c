@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_llamacpp.c - llama.cpp (llama-server / llama-cli) inference memory, buffer by buffer
  * and device by device, as llama.cpp itself allocates it: model buffers (layers placed by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_llamacpp.h - what est_llamacpp.c shares with est_ollama.c: the llama.cpp buffer
  * plan of one workload (F-LCPP-01..10), per device, without the estimate around it.

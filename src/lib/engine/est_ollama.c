@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_ollama.c - Ollama: llama.cpp's buffers (est_llamacpp.h) behind Ollama's planner:
  * num_ctx by VRAM, num_parallel sequences sharing num_ctx x parallel, its flash-attention

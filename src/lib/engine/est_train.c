@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_train.c - the training and fine-tuning estimate (engine "pytorch"): the peak of one
  * GPU during a training step of full fine-tuning, freeze tuning, LoRA or QLoRA, with AdamW,

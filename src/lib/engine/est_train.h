@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_train.h - what the training estimators share: the resolved knobs of a run, the model
  * states of one GPU and of the host under ZeRO/FSDP sharding and offload (F-TRAIN-01..03, 12,

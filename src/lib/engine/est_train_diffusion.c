@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_train_diffusion.c - fine-tuning an image/video denoiser (engine "pytorch", --task train
  * on a pipeline): full fine-tuning, LoRA or QLoRA of the transformer as the diffusers training

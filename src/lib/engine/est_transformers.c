@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_transformers.c - Hugging Face transformers inference: `model.generate()` of a causal LM
  * loaded with from_pretrained(torch_dtype=..., device_map=..., attn_implementation=...,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * est_vllm.c - what vLLM (`vllm serve`) allocates on each GPU at startup and what it prints:
  * the weights, the profiled activation peak, the non-torch memory, the KV cache that fills the

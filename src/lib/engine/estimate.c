@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * estimate.c - the engine table and the dispatcher. Every estimator sits behind
  * struct vf_engine; pick, fit and the renderers only ever call vf_estimate() and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * options.c - every option of estimate, pick and explain in one table, and vf_workload_set,
  * the one place a spelled option becomes a field of struct vf_workload. The CLI parses argv

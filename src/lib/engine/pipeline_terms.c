@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pipeline_terms.c - the arithmetic on a pipeline (model/pipeline.c reads it) that the
  * image/video engines share: latent and token geometry (F-DIF-03), component weight bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pipeline_terms.h - the terms of an image/video pipeline every image/video engine uses
  * (ComfyUI, diffusers, denoiser fine-tuning, and explain's fixes): geometry, component bytes,

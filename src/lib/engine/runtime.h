@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * runtime.h - the memory the runtimes under every engine take that no model explains: the
  * CUDA context, cuBLAS workspaces, allocator slack, engine reserves. One definition each, with

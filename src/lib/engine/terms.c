@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * terms.c - the estimate terms several LLM inference engines share (terms.h): one definition
  * each of the workload's defaults, the weights at a storage, the KV bytes per token, logits,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * terms.h - the terms of an LLM inference estimate that several engines compute alike: the
  * workload's defaults, the weights at a storage, the KV cache per token, logits, the PyTorch

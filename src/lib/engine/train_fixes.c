@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * train_fixes.c - the fix ladder of a training run (F-TRAIN-19 in docs/FORMULAS.md): with a
  * card given and the peak above it, each change of the guide's order applied alone and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * train_opts.c - the workload knobs by name: the names vramfit prints for each enum value,
  * vf_train_set (training) and vf_diffusion_set (image/video), which take a knob as the CLI,

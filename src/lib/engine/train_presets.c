@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * train_presets.c - what each training stack turns on by default (issue 22, DESIGN section 8
  * --framework NAME[@VERSION]; F-TRAIN-22 in docs/FORMULAS.md): gradient checkpointing and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * train_states.c - the model states of a training run on one GPU and on the host: weights,
  * gradients, master copy and optimizer states per trained parameter, sharded by the ZeRO

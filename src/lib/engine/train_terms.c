@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * train_terms.c - the term functions the two training engines share (est_train.c for
  * language models, est_train_diffusion.c for denoisers): the knobs they read alike, the bytes

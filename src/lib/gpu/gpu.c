@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu.c - the GPU probe: a table of backends behind one ops struct: NVML (gpu_nvml.c, dlopen),
  * amdgpu (gpu_amdgpu.c, sysfs and DRM fdinfo) and the fake backend (gpu_fake.c, a TSV of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_amdgpu.c - the AMD backend: cards from sysfs (SYSROOT/sys/class/drm/cardN/device with
  * vendor 0x1002: mem_info_vram_total, mem_info_vram_used, gpu_busy_percent, product_name) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_fake.c - the fake GPU backend: devices and processes read from a TSV file named by
  * VRAMFIT_FAKE_GPUS, so tests run the whole probe path on machines with no GPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_nvml.c - the NVML backend: libnvidia-ml.so.1 (or VRAMFIT_NVML_LIB) loaded with dlopen,
  * no nvml.h: the few types and calls are declared here as the NVML reference gives them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * procscan.c - who the GPU's processes are: name, command line and container of each PID the
  * backend reports, read from /proc under VRAMFIT_SYSROOT (tests point it at a fixture tree),

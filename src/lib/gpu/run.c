@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.c - measuring a run (vramfit run): what the command's whole process tree holds on the
  * GPUs in one snapshot (its descendants found through /proc under VRAMFIT_SYSROOT, matched to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * catalog.c - the built-in data: GPUs (gpus.tsv), price offers (prices.tsv) and models
  * (models.tsv indexing models/NAME.json, trimmed HF config files). tools/embed.c compiles the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dtype.c - storage types of weights and KV cache: their names, their exact block sizes
  * (VF_DTYPE_MAP, checked against ggml's type traits), and the parsers of --weights/--quant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c - turns a model reference into a struct vf_model:
  *   - a catalog id or alias: LLM configs through the same config reader that reads users'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_config.c - reads a Hugging Face config.json into a struct vf_model: dimensions,
  * attention kind (MHA/GQA/MQA/MLA), experts, per-layer kinds (full, sliding, recurrent,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_config.h - what the config.json reader (model_config.c) shares with the other
  * readers of model/: the architectures whose attention layers alternate sliding-window and

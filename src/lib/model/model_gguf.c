@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_gguf.c - turns a GGUF header read by read/read_gguf.c into a struct vf_model: the
  * metadata keys of llama.cpp's architectures (llama-arch.cpp, {arch}.block_count, ...)

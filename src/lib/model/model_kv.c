@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_kv.c - the KV cache of a model per token and per sequence (F-KV-01..F-KV-04):
  * which layers hold K and V, how many elements per token, and how many bytes those take

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_params.c - the parameter count of a decoder from its architecture numbers
  * (F-PAR-01, F-PAR-02), as tensor groups: one struct vf_tgroup per tensor class per layer.

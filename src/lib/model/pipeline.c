@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pipeline.c - reads an image/video generation pipeline file (data/pipelines/NAME.json)
  * into a struct vf_pipeline and the struct vf_model that carries it. The arithmetic on a

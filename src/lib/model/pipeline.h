@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pipeline.h - the image/video generation pipeline as libvramfit holds it: the denoiser
  * (transformer or UNet, with the dimensions the activation formulas need), the text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * quant.c - weight storage math: the bytes of every tensor group of a model under a
  * storage scheme (plain dtypes, AWQ/GPTQ, NF4, FP8 block scales, llama.cpp GGUF file-type

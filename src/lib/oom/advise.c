@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * advise.c - the fixes for an out-of-memory event, per tool, and vf_explain() (F-OOM-20..).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diagnose.c - why an out-of-memory event happened (F-OOM-10..19): the cause, the secondary
  * causes and the evidence sentences, each with the numbers it rests on. Reads only the event

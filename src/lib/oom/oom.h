@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom.h - private declarations of the oom/ folder: shared by oom_patterns.c (the pattern
  * table and its row parsers) and oom_parse.c (the streaming scanner), and by diagnose.c and

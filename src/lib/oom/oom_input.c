@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom_input.c - what a paste does to a log before the scanner reads it (issue 18): a
  * carriage return is a line break (a progress bar's rewrites are lines of their own; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom_parse.c - the streaming OOM log scanner (vf_oom_scan_*): line assembly across feeds,
  * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) run over whole chunks so ordinary

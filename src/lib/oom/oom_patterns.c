@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom_patterns.c - the table of known out-of-memory messages (issue #5) and their parsers.
  *

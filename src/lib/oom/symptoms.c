@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * symptoms.c - what a pasted log shows that is not an out-of-memory error (issue 18,
  * DESIGN section 8: explain's symptoms[], exit 3): `ollama ps` with a model split between

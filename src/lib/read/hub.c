@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hub.c - the Hugging Face hub client: repo listings, small files (config.json) and HTTP range
  * reads of model headers, with a disk cache under $XDG_CACHE_HOME/vramfit/hub.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hub.h - the Hugging Face hub client of libvramfit (private to the library): list a repo's
  * files, fetch small files (config.json), and read model headers with HTTP range requests,

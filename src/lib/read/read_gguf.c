@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read_gguf.c - the GGUF reader: metadata and tensor infos of llama.cpp model
  * files (versions 1-3, little-endian), streamed through a struct vf_reader in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read_gguf.h - what the GGUF reader shares with the model layer, its tests and its fuzzer,
  * beyond the public header: the input limits (every one of them a named constant), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read_safetensors.c - the safetensors reader: the 8-byte little-endian header length, the
  * JSON header (parsed with jansson once its length has been checked against the format's cap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * read_safetensors.h - what read_safetensors.c shares with the rest of libvramfit (the
  * model resolver, the hub client) and with its tests: the format's limits, the sharded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reader.c - the byte sources the model readers pull headers from: a file read with pread
  * (only the bytes asked for; a 100 GB model costs a few KiB of reads) and a memory buffer

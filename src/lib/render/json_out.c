@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json_out.c - JSON text, one format for every document: what jansson's
  * json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) writes, byte for byte (t_json checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_explain.c - `vramfit explain` as text (an expert walking through the message) and as
  * the JSON of DESIGN section 8, "Explain JSON" (jansson, byte-identical for CLI and HTTP).

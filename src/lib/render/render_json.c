@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_json.c - the JSON documents of DESIGN section 8, built with jansson. The CLI's
  * --json and the HTTP API print these same strings, so they are byte-identical. Unknown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_json.h - the JSON building blocks every JSON renderer shares (render_json.c,
  * render_explain.c, json_out.c), so all documents print unknowns, bytes and prices the same

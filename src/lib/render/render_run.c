@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_run.c - a run's report (vramfit run) as JSON (jansson), its samples as CSV and the
  * timeline as SVG (our own small writer). Formulas F-RUN-01..03 in docs/FORMULAS.md.

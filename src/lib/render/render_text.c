@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_text.c - what a person reads: the estimate breakdown with a bar chart against
  * the card, the ranked offers of pick, and the catalog listings. The voice is UX.md's: short,

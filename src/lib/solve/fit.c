@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fit.c - does a workload fit a card, and what is the most it could hold (F-FIT-01)?
  * Estimators are monotone in context, concurrent sequences and batch, so the largest value

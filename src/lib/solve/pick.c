@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pick.c - which offers of the catalog fit the workload, cheapest first (F-PICK-01).
  * Every (card, count) offer is estimated with the workload's own engine, so multi-GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05): a roofline of
  * memory bandwidth and tensor throughput, with efficiencies held constant across cards. */
 #include "internal.h"
