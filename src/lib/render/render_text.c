@@ -311,7 +311,7 @@ static void estimate_notes(struct vf__sb *s, const struct vf_estimate *e, const 
 static void speed_text(struct vf__sb *s, const struct vf_speed *sp)
 {
     vf__sb_printf(s,
-                  "speed: decode %.0f tokens/s per sequence (%.0f-%.0f) with %llu decoding, "
+                  "  speed: decode %.0f tokens/s per sequence (%.0f-%.0f) with %llu decoding, "
                   "prefill %.0f tokens/s (%.0f-%.0f), %.0f output tokens/s in all at %s\n",
                   sp->decode_tps, sp->decode_lo, sp->decode_hi, (unsigned long long)sp->batch,
                   sp->prefill_tps, sp->prefill_lo, sp->prefill_hi, sp->serving_tps, sp->prec);
