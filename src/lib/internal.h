@@ -99,6 +99,12 @@ extern const size_t vf__n_embedded_files;
 /* vf_arena_printf with a va_list. */
 char *vf__arena_vprintf(struct vf_arena *a, const char *fmt, va_list ap) VF__PRINTF(2, 0);
 
+/* The largest v in [lo, hi] with pred(v), searching upward from `from` by doubling first, then
+ * vf_bisect: answers near the asked value cost a few probes instead of log2(hi) (core/search.c;
+ * the fit solver's probing search, and t_solve's reference solver). */
+uint64_t vf__gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
+                    void *ud);
+
 /* As vf_arena_alloc, without zeroing: for arrays the caller fills before it reads them. */
 void *vf__arena_take(struct vf_arena *a, size_t n);
 

@@ -64,26 +64,6 @@ static bool ref_fits_with(uint64_t v, void *ud)
     return e.total_bytes <= k->budget;
 }
 
-static uint64_t ref_gallop(uint64_t lo, uint64_t from, uint64_t hi,
-                           bool (*pred)(uint64_t v, void *ud), void *ud)
-{
-    if (from < lo)
-        from = lo;
-    if (from > hi)
-        from = hi;
-    if (!pred(from, ud))
-        return vf_bisect(lo, from - 1 < lo ? lo : from - 1, pred, ud);
-    uint64_t step = from > 1 ? from : 1, ok = from;
-    while (ok < hi) {
-        uint64_t next = hi - ok > step ? ok + step : hi;
-        if (!pred(next, ud))
-            return vf_bisect(ok, next - 1, pred, ud);
-        ok = next;
-        step *= 2;
-    }
-    return ok;
-}
-
 /* vf_fit as it was before issue 15 (src/lib/fit.c at the layer move). */
 static enum vf_err ref_fit(struct vf_arena *a, const struct vf_model *m,
                            const struct vf_workload *w, const char *gpu, uint64_t usable_bytes,
@@ -118,18 +98,18 @@ static enum vf_err ref_fit(struct vf_arena *a, const struct vf_model *m,
         (w->task == VF_TASK_TRAIN && m->pipeline)) {
         k.kind = REF_BATCH;
         uint64_t b0 = e.diffusion.batch ? e.diffusion.batch : 1;
-        out->max_batch = ref_gallop(1, b0, 4096, ref_fits_with, &k);
+        out->max_batch = vf__gallop(1, b0, 4096, ref_fits_with, &k);
         if (w->task == VF_TASK_TRAIN || !e.diffusion.width || !e.diffusion.height)
             return VF_OK;
         k.w.diffusion = e.diffusion;
         k.kind = REF_SIZE;
-        uint64_t s = ref_gallop(1, e.diffusion.width / 16 ? e.diffusion.width / 16 : 1, 1024,
+        uint64_t s = vf__gallop(1, e.diffusion.width / 16 ? e.diffusion.width / 16 : 1, 1024,
                                 ref_fits_with, &k);
         out->max_width = (uint32_t)(s * 16);
         out->max_height = (uint32_t)(s * 16 * e.diffusion.height / e.diffusion.width / 16 * 16);
         if (w->task == VF_TASK_VIDEO) {
             k.kind = REF_FRAMES;
-            uint64_t f = ref_gallop(0, e.diffusion.frames / 4, 1024, ref_fits_with, &k);
+            uint64_t f = vf__gallop(0, e.diffusion.frames / 4, 1024, ref_fits_with, &k);
             out->max_frames = ref_fits_with(f, &k) ? (uint32_t)(4 * f + 1) : 0;
         }
         return VF_OK;
@@ -139,15 +119,15 @@ static enum vf_err ref_fit(struct vf_arena *a, const struct vf_model *m,
     if (e.ctx_tokens > max_ctx)
         max_ctx = e.ctx_tokens;
     k.kind = REF_CTX;
-    out->max_ctx_tokens = ref_gallop(1, e.ctx_tokens, max_ctx, ref_fits_with, &k);
+    out->max_ctx_tokens = vf__gallop(1, e.ctx_tokens, max_ctx, ref_fits_with, &k);
     k.w.ctx_tokens = e.ctx_tokens;
     if (w->task == VF_TASK_TRAIN) {
         k.kind = REF_BATCH;
-        out->max_batch = ref_gallop(1, e.train.batch ? e.train.batch : 1, 65536, ref_fits_with, &k);
+        out->max_batch = vf__gallop(1, e.train.batch ? e.train.batch : 1, 65536, ref_fits_with, &k);
         return VF_OK;
     }
     k.kind = REF_USERS;
-    out->max_users = ref_gallop(1, e.users, VF_MAX_USERS, ref_fits_with, &k);
+    out->max_users = vf__gallop(1, e.users, VF_MAX_USERS, ref_fits_with, &k);
     return VF_OK;
 }
 

@@ -20,3 +20,23 @@ uint64_t vf_bisect(uint64_t lo, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
     }
     return lo;
 }
+
+uint64_t vf__gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
+                    void *ud)
+{
+    if (from < lo)
+        from = lo;
+    if (from > hi)
+        from = hi;
+    if (!pred(from, ud))
+        return vf_bisect(lo, from - 1 < lo ? lo : from - 1, pred, ud);
+    uint64_t step = from > 1 ? from : 1, ok = from;
+    while (ok < hi) {
+        uint64_t next = hi - ok > step ? ok + step : hi;
+        if (!pred(next, ud))
+            return vf_bisect(ok, next - 1, pred, ud);
+        ok = next;
+        step *= 2;
+    }
+    return ok;
+}

@@ -16,28 +16,6 @@
 
 #include <string.h>
 
-/* The largest v in [lo, hi] with pred(v), searching upward from `from` by doubling first:
- * answers near the asked value cost a few estimates instead of log2(hi). */
-static uint64_t gallop(uint64_t lo, uint64_t from, uint64_t hi, bool (*pred)(uint64_t v, void *ud),
-                       void *ud)
-{
-    if (from < lo)
-        from = lo;
-    if (from > hi)
-        from = hi;
-    if (!pred(from, ud))
-        return vf_bisect(lo, from - 1 < lo ? lo : from - 1, pred, ud);
-    uint64_t step = from > 1 ? from : 1, ok = from;
-    while (ok < hi) {
-        uint64_t next = hi - ok > step ? ok + step : hi;
-        if (!pred(next, ud))
-            return vf_bisect(ok, next - 1, pred, ud);
-        ok = next;
-        step *= 2;
-    }
-    return ok;
-}
-
 enum knob_kind { KNOB_CTX, KNOB_USERS, KNOB_BATCH, KNOB_SIZE, KNOB_FRAMES };
 
 struct knob {
@@ -292,12 +270,12 @@ static void solve_diffusion(struct knob *k, const struct vf_estimate *e,
     k->w.diffusion = e->diffusion;
     k->kind = KNOB_SIZE;
     uint64_t s =
-        gallop(1, e->diffusion.width / 16 ? e->diffusion.width / 16 : 1, 1024, fits_with, k);
+        vf__gallop(1, e->diffusion.width / 16 ? e->diffusion.width / 16 : 1, 1024, fits_with, k);
     out->max_width = (uint32_t)(s * 16);
     out->max_height = (uint32_t)(s * 16 * e->diffusion.height / e->diffusion.width / 16 * 16);
     if (w->task == VF_TASK_VIDEO) {
         k->kind = KNOB_FRAMES;
-        uint64_t f = gallop(0, e->diffusion.frames / 4, 1024, fits_with, k);
+        uint64_t f = vf__gallop(0, e->diffusion.frames / 4, 1024, fits_with, k);
         out->max_frames = fits_with(f, k) ? (uint32_t)(4 * f + 1) : 0;
     }
 }
