@@ -12,6 +12,9 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <locale.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -330,6 +333,15 @@ struct vf_catalog *srv_catalog;
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "C");
+#ifdef __GLIBC__
+    /* Each request's arena takes 64 KiB blocks and gives them back when it closes; glibc's
+     * default (trim the heap's top past 128 KiB, mmap past 128 KiB) handed them to the kernel
+     * after every request and the next one faulted them in again: 8 page faults and about a
+     * third of the server's CPU time per /api/v1/pick (issue 15, measured with perf stat and
+     * bench/serve.sh). Freed memory is kept up to 64 MiB a heap instead. */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#endif
     const char *listen = "127.0.0.1:8077", *data_dir = getenv("VRAMFIT_DATA_DIR");
     const char *names[SRV_MAX_HOSTS / 2];
     size_t n_names = 0;

@@ -6,6 +6,8 @@
  */
 #include "th.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,62 @@ static void reals(void **state)
     }
 }
 
+/* The printf-free path of vf__json_put_real (1e-4 <= |v| < 1e10) against snprintf's
+ * "%.10g" + jansson's ".0" on 400k values: prices in micro-units as the catalog holds them,
+ * per minute (thirds, sixths: repeating decimals), random mantissas at every decimal exponent
+ * of the range and next to its edges and powers of ten, halves after the tenth digit, exact and decimal. */
+static void reals_fast_path(void **state)
+{
+    (void)state;
+    unsigned seed = 15;
+    char want[64];
+    struct vf_arena *a = vf_arena_open(0);
+    for (int i = 0; i < 400000; i++) {
+        double v;
+        switch (i % 6) {
+        case 0:
+            v = (double)(rand_r(&seed) % 100000000) / 1e6;
+            break;
+        case 1:
+            v = (double)(rand_r(&seed) % 100000000) / 1e6 / 60.0;
+            break;
+        case 2: {
+            int x = rand_r(&seed) % 16 - 5; /* 1e-5 .. 1e10 */
+            v = ((double)rand_r(&seed) / RAND_MAX + 1e-9) * pow(10.0, x);
+            break;
+        }
+        case 3: { /* next to 10^x and its neighbours in ulps */
+            int x = rand_r(&seed) % 16 - 5;
+            v = nextafter(pow(10.0, x), rand_r(&seed) % 2 ? 0.0 : 1e300);
+            break;
+        }
+        case 4: /* an exact binary half at the eleventh digit: printf rounds it to even */
+            v = (double)(rand_r(&seed) % 900000000 + 100000000) * 10.0 + 0.5;
+            v = (i / 6) % 2 ? v : v / 1024.0;
+            break;
+        default: /* a decimal half at the eleventh significant digit */
+            v = ((double)(rand_r(&seed) % 1000000000) * 10.0 + 5.0) / 1e10 *
+                pow(10.0, rand_r(&seed) % 8 - 3);
+            break;
+        }
+        if (i % 7 == 0)
+            v = -v;
+        int n = snprintf(want, sizeof want - 3, "%.10g", v);
+        if (!strchr(want, 'e') && !strchr(want, '.'))
+            memcpy(want + n, ".0", 3);
+        if (strchr(want, 'e'))
+            continue; /* the exponent form (jansson's rewrite) is reals()'s */
+        struct vf__sb b;
+        vf__sb_init(&b, a);
+        vf__json_put_real(&b, v);
+        const char *got = vf__sb_done(&b);
+        assert_non_null(got);
+        if (strcmp(got, want))
+            fail_msg("%.17g: got %s, want %s", v, got, want);
+    }
+    vf_arena_close(a);
+}
+
 /* Strings with every byte from 1 to 127 (the control characters escaped as \uXXXX, quote
  * and backslash, '/' and DEL left as they are) and multi-byte UTF-8. */
 static void strings(void **state)
@@ -81,6 +139,46 @@ static void strings(void **state)
     json_object_set_new(o, "utf8", json_string("caf\xc3\xa9 \xe2\x82\xac 0.76/h \xf0\x9f\x98\x80"));
     json_object_set_new(o, "key \"quoted\"\n", json_string(""));
     same_as_jansson(o);
+}
+
+/* 20k strings of 0..40 bytes, through the dumper and the streaming writer, drawn from plain ASCII, the escaped bytes and UTF-8 (a
+ * multi-byte character is kept whole: jansson refuses invalid UTF-8), so every escape falls
+ * at every place of the 8-byte steps (vf__json_put_string, plain_ascii). */
+static void strings_at_every_offset(void **state)
+{
+    (void)state;
+    static const char *const piece[] = {"a", "Z", " ", "\"", "\\", "\n", "\t", "\x01",
+                                        "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x82\xac"};
+    unsigned seed = 8;
+    for (int k = 0; k < 20000; k++) {
+        char s[128];
+        size_t n = 0, len = (size_t)(rand_r(&seed) % 41);
+        while (n < len) {
+            const char *p = piece[rand_r(&seed) % (sizeof piece / sizeof *piece)];
+            memcpy(s + n, p, strlen(p));
+            n += strlen(p);
+        }
+        s[n] = 0;
+        json_t *a = json_array();
+        json_array_append_new(a, json_string(s));
+        same_as_jansson(a);
+        /* the streaming writer (estimate, pick), s as a key and as a value */
+        json_t *o = json_object();
+        json_object_set_new(o, s, json_string(s));
+        char *want = jansson_text(o);
+        json_decref(o);
+        struct vf_arena *ar = vf_arena_open(0);
+        struct vf__jw j;
+        vf__jw_init(&j, ar);
+        vf__jw_open(&j, NULL, '{');
+        vf__jw_text(&j, s, s);
+        vf__jw_close(&j);
+        char *got = vf__jw_done(&j);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(want);
+        vf_arena_close(ar);
+    }
 }
 
 /* A generated tree: nested objects and arrays (empty ones too), integers from INT64_MIN
@@ -171,6 +269,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reals),
+        cmocka_unit_test(reals_fast_path),
+        cmocka_unit_test(strings_at_every_offset),
         cmocka_unit_test(strings),
         cmocka_unit_test(trees),
         cmocka_unit_test(documents),

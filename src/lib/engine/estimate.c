@@ -163,7 +163,7 @@ static const char *format(struct vf_arena *a, struct vf_estimate *e, const char 
     return s;
 }
 
-void vf__assume(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
+void(vf__assume)(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
     if (e->totals_only)
         return;
@@ -224,7 +224,7 @@ static void add_line(struct vf_arena *a, struct vf_estimate *e, const char **lin
         lines[(*n)++] = s;
 }
 
-void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
+void(vf__line)(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -233,7 +233,7 @@ void vf__line(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
     va_end(ap);
 }
 
-void vf__fix(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
+void(vf__fix)(struct vf_arena *a, struct vf_estimate *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -262,7 +262,7 @@ void vf__fix_saving(struct vf_arena *a, struct vf_estimate *e, uint64_t after, u
                     const char *flags, const char *cost)
 {
     char b1[32], b2[32];
-    if (after == VF_UNKNOWN || after >= e->total_bytes)
+    if (e->totals_only || after == VF_UNKNOWN || after >= e->total_bytes)
         return;
     vf_format_bytes(b1, sizeof b1, e->total_bytes - after, VF_FMT_IEC);
     vf_format_bytes(b2, sizeof b2, after, VF_FMT_IEC);

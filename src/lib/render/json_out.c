@@ -9,6 +9,7 @@
  */
 #include "render_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,11 +60,73 @@ const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n)
     return b;
 }
 
+/*
+ * "%.10g" of v without printf, for the reals our documents hold (prices, per-minute prices,
+ * tokens per second: 1e-4 <= |v| < 1e10, where %g writes no exponent); 0 for the others.
+ * The ten significant digits are v x 10^(9-X) rounded to an integer, X its decimal exponent:
+ * 10^(9-X) is exact (X >= -4) and the product is rounded once in long double (64-bit
+ * mantissa, error < 1e-9 at 1e10), so the integer is printf's unless the product lies within
+ * 1e-3 of a half, where printf's exact decimal expansion decides: those go to snprintf, as do
+ * a rounding that carries into an eleventh digit. Then %g's fixed form: 9-X decimals,
+ * trailing zeros and a bare point dropped. It was a tenth of an /api/v1/pick (issue 15).
+ */
+static size_t fixed10(char *buf, double v)
+{
+    static const long double pow10[] = {1e0L, 1e1L, 1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
+                                        1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L};
+    long double a = v < 0 ? -(long double)v : (long double)v;
+    if (!(a >= 1e-4L && a < 1e10L))
+        return 0; /* zero, NaN, infinities, exponent forms */
+    int x = 9; /* the decimal exponent X: the first scale that brings a to ten digits */
+    long double t = a;
+    while (t < 1e9L)
+        t = a * pow10[9 - --x];
+    long double f = t - floorl(t);
+    if (f > 0.499L && f < 0.501L)
+        return 0;
+    uint64_t k = (uint64_t)(t + 0.5L);
+    if (k >= 10000000000ULL)
+        return 0;
+    char digits[10];
+    for (int i = 9; i >= 0; i--, k /= 10)
+        digits[i] = (char)('0' + k % 10);
+    size_t n = 0, last = 10; /* digits kept: trailing zeros of the fraction dropped */
+    while (last > (x >= 0 ? (size_t)x + 1 : 0) && digits[last - 1] == '0')
+        last--;
+    if (v < 0)
+        buf[n++] = '-';
+    if (x >= 0) {
+        memcpy(buf + n, digits, (size_t)x + 1);
+        n += (size_t)x + 1;
+        if (last > (size_t)x + 1) {
+            buf[n++] = '.';
+            memcpy(buf + n, digits + x + 1, last - (size_t)x - 1);
+            n += last - (size_t)x - 1;
+        }
+    } else {
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (int z = -1; z > x; z--)
+            buf[n++] = '0';
+        memcpy(buf + n, digits, last);
+        n += last;
+    }
+    buf[n] = 0;
+    return n;
+}
+
 /* A real as jansson prints it at JSON_REAL_PRECISION(10): "%.10g", ".0" added when that
  * reads as an integer, the exponent without '+' and leading zeros ("1e+20" -> "1e20"). */
 void vf__json_put_real(struct vf__sb *b, double v)
 {
     char buf[48];
+    size_t fast = fixed10(buf, v);
+    if (fast) {
+        if (!memchr(buf, '.', fast))
+            memcpy(buf + fast, ".0", 3);
+        vf__sb_puts(b, buf);
+        return;
+    }
     int n = snprintf(buf, sizeof buf - 3, "%.10g", v);
     if (n < 0 || (size_t)n >= sizeof buf - 3) {
         b->failed = true;
@@ -87,11 +150,50 @@ void vf__json_put_real(struct vf__sb *b, double v)
 
 /* A string as jansson escapes it without flags: quote, backslash and the control
  * characters; every other byte as it is (vf__json_text made it valid UTF-8). */
+/* Do any of the 8 bytes of x need an escape (below 0x20, '"', '\\')? Exact for "any" (the
+ * bit tricks of "Bit Twiddling Hacks": haszero, hasless), eight bytes a step. */
+static bool needs_escape8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = x ^ (ones * '"'), bslash = x ^ (ones * '\\');
+    uint64_t low = (x - ones * 0x20) & ~x;
+    return ((low | ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash)) & highs) != 0;
+}
+
+/* Printable ASCII with nothing to escape: written between quotes as it is, without
+ * vf__utf8_repair or the escape loop (most keys and values of our documents). */
+static bool plain_ascii(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (uint64_t x; n - i >= 8; i += 8) {
+        memcpy(&x, s + i, 8);
+        if ((x & 0x8080808080808080ULL) || needs_escape8(x))
+            return false;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x80 || s[i] == '"' ||
+            s[i] == '\\')
+            return false;
+    return true;
+}
+
+static void put_plain(struct vf__sb *b, const char *s, size_t n)
+{
+    vf__sb_putc(b, '"');
+    vf__sb_putn(b, s, n);
+    vf__sb_putc(b, '"');
+}
+
 void vf__json_put_string(struct vf__sb *b, const char *s, size_t n)
 {
     vf__sb_putc(b, '"');
     size_t run = 0; /* bytes that need no escape, written at once */
     for (size_t i = 0; i < n; i++) {
+        uint64_t x;
+        while (n - i >= 8 && (memcpy(&x, s + i, 8), !needs_escape8(x)))
+            i += 8; /* a plain stretch (issue 15: a tenth of /api/v1/pick went byte by byte) */
+        if (i >= n)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;
@@ -237,7 +339,11 @@ static void member(struct vf__jw *j, const char *key)
         newline(&j->sb, j->depth);
     }
     if (key) {
-        vf__json_put_string(&j->sb, key, strlen(key));
+        size_t n = strlen(key);
+        if (plain_ascii(key, n))
+            put_plain(&j->sb, key, n);
+        else
+            vf__json_put_string(&j->sb, key, n);
         vf__sb_putn(&j->sb, ": ", 2);
     }
 }
@@ -272,6 +378,11 @@ void vf__jw_text(struct vf__jw *j, const char *key, const char *s)
         return;
     char *buf;
     size_t n = strlen(s);
+    if (plain_ascii(s, n)) {
+        member(j, key);
+        put_plain(&j->sb, s, n);
+        return;
+    }
     const char *t = vf__utf8_repair(s, n, &buf, &n);
     member(j, key);
     if (t)

@@ -309,7 +309,7 @@ static enum vf_err list_row(struct pick_ctx *p, const struct cand *x, struct vf_
 static enum vf_err short_row(struct pick_ctx *p, const struct cand *x, struct vf_pick_row *r,
                              struct vf_error *err)
 {
-    struct vf_estimate *e = vf_arena_alloc(p->a, sizeof *e);
+    struct vf_estimate *e = vf__arena_take(p->a, sizeof *e); /* vf_estimate clears it */
     if (!e)
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
     enum vf_err rc = list_row(p, x, r, err);
@@ -334,10 +334,8 @@ static struct cand *candidates(struct pick_ctx *p, const struct card_index *ix,
                                const struct vf_pick_opts *opts, const char *currency, size_t *n)
 {
     const struct vf_catalog *c = p->c;
-    struct cand *cand = vf_arena_alloc(p->scratch, (c->n_offers + 1) * sizeof *cand);
-    const struct vf_gpu_spec **by_card =
-        vf_arena_alloc(p->scratch, (c->n_gpus + 1) * sizeof *by_card);
-    if (!cand || !by_card)
+    struct cand *cand = vf__arena_take(p->scratch, (c->n_offers + 1) * sizeof *cand); /* filled */
+    if (!cand)
         return NULL;
     *n = 0;
     for (size_t i = 0; i < c->n_offers; i++) {
@@ -345,10 +343,8 @@ static struct cand *candidates(struct pick_ctx *p, const struct card_index *ix,
         long gi = card_find(c, ix, o->gpu_id);
         if (gi < 0)
             continue; /* prices.tsv names cards of gpus.tsv only */
-        if (!by_card[gi])
-            by_card[gi] = vf_catalog_gpu(c, o->gpu_id);
-        const struct vf_gpu_spec *g = by_card[gi];
-        if (!g || (p->w->gpus && o->count != p->w->gpus))
+        const struct vf_gpu_spec *g = &c->gpus[gi]; /* its id, byte for byte */
+        if (p->w->gpus && o->count != p->w->gpus)
             continue;
         struct cand *x = &cand[(*n)++];
         *x = (struct cand){.gpu = g,
@@ -382,7 +378,8 @@ static enum vf_err walk(struct pick_ctx *p, struct cand *cand, size_t n, bool fi
 {
     struct seen seen = {.mask = slots_for(n) - 1};
     seen.slot = vf_arena_alloc(p->scratch, (seen.mask + 1) * sizeof *seen.slot);
-    out->short_rows = vf_arena_alloc(p->a, (p->c->n_gpus + 1) * sizeof *out->short_rows);
+    /* rows are written whole (list_row), so none is cleared first */
+    out->short_rows = vf__arena_take(p->a, (p->c->n_gpus + 1) * sizeof *out->short_rows);
     if (!seen.slot || !out->short_rows)
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
     for (uint32_t i = 0; i < n; i++) {
@@ -450,8 +447,8 @@ static int row_by_cost(const void *a, const void *b)
 static enum vf_err fill_rows(struct pick_ctx *p, const struct cand *cand, size_t n,
                              struct vf_pick *out, struct vf_error *err)
 {
-    out->rows = vf_arena_alloc(p->a, (out->n_rows + 1) * sizeof *out->rows);
-    out->other = vf_arena_alloc(p->a, (out->n_other + 1) * sizeof *out->other);
+    out->rows = vf__arena_take(p->a, (out->n_rows + 1) * sizeof *out->rows); /* list_row */
+    out->other = vf__arena_take(p->a, (out->n_other + 1) * sizeof *out->other);
     if (!out->rows || !out->other)
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
     size_t n_mine = 0, n_other = 0;
