@@ -778,6 +778,9 @@ struct vf_engine {
     /* Engine versions (issue 20): the rules that changed by release (NULL-since terminated,
      * oldest first), or NULL for an engine modelled at one release only. */
     const struct vf_engine_rule *rules;
+    /* Its estimate reads nothing of the card (neither w->usable_bytes nor the card's name):
+     * pick estimates it once per card count and sets each card's fit against that total. */
+    bool card_blind;
 };
 /* The engine by name (case-insensitive, "llama.cpp" = "llamacpp"); NULL when unknown. */
 const struct vf_engine *vf_engine_find(const char *name);

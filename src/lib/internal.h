@@ -277,8 +277,8 @@ void vf__fix_saving(struct vf_arena *a, struct vf_estimate *e, uint64_t after, u
  * formatting of its arguments (vf_format_bytes ...), which was a fifth of a pick (issue 15).
  * The functions' definitions name them in parentheses. */
 #define vf__assume(a, e, ...) ((e)->totals_only ? (void)0 : (vf__assume)(a, e, __VA_ARGS__))
-#define vf__line(a, e, ...) ((e)->totals_only ? (void)0 : (vf__line)(a, e, __VA_ARGS__))
-#define vf__fix(a, e, ...) ((e)->totals_only ? (void)0 : (vf__fix)(a, e, __VA_ARGS__))
+#define vf__line(a, e, ...)   ((e)->totals_only ? (void)0 : (vf__line)(a, e, __VA_ARGS__))
+#define vf__fix(a, e, ...)    ((e)->totals_only ? (void)0 : (vf__fix)(a, e, __VA_ARGS__))
 
 /* The sum of the components on one GPU (VF_DEV_ALL_GPUS ones and that GPU's own). */
 uint64_t vf__gpu_total(const struct vf_estimate *e, int gpu);
@@ -341,6 +341,9 @@ static inline void vf__sb_putc(struct vf__sb *b, char c)
 }
 /* The text ("" when nothing was added), or NULL when an allocation failed. */
 char *vf__sb_done(struct vf__sb *b);
+
+/* f's verdict for a total on cards of usable_bytes each: fits and headroom (fit.c). */
+void vf__fit_budget(struct vf_fit *f, uint64_t total, uint64_t usable_bytes);
 
 /* F-SPD-01..05 for a fitting workload on `f->count` cards of g: fills f->speed from the
  * model, the engine's class (GGUF kernels or a server), the weights' storage and bytes, the

@@ -72,7 +72,8 @@ static void reals(void **state)
 /* The printf-free path of vf__json_put_real (1e-4 <= |v| < 1e10) against snprintf's
  * "%.10g" + jansson's ".0" on 400k values: prices in micro-units as the catalog holds them,
  * per minute (thirds, sixths: repeating decimals), random mantissas at every decimal exponent
- * of the range and next to its edges and powers of ten, halves after the tenth digit, exact and decimal. */
+ * of the range and next to its edges and powers of ten, halves after the tenth digit, exact and
+ * decimal. */
 static void reals_fast_path(void **state)
 {
     (void)state;
@@ -141,14 +142,16 @@ static void strings(void **state)
     same_as_jansson(o);
 }
 
-/* 20k strings of 0..40 bytes, through the dumper and the streaming writer, drawn from plain ASCII, the escaped bytes and UTF-8 (a
- * multi-byte character is kept whole: jansson refuses invalid UTF-8), so every escape falls
- * at every place of the 8-byte steps (vf__json_put_string, plain_ascii). */
+/* 20k strings of 0..40 bytes, through the dumper and the streaming writer, drawn from plain ASCII,
+ * the escaped bytes and UTF-8 (a multi-byte character is kept whole: jansson refuses invalid
+ * UTF-8), so every escape falls at every place of the 8-byte steps (vf__json_put_string,
+ * plain_ascii). */
 static void strings_at_every_offset(void **state)
 {
     (void)state;
-    static const char *const piece[] = {"a", "Z", " ", "\"", "\\", "\n", "\t", "\x01",
-                                        "\x1f", "\x7f", "/", "\xc3\xa9", "\xe2\x82\xac"};
+    static const char *const piece[] = {"a",  "Z",        " ",           "\"",   "\\",
+                                        "\n", "\t",       "\x01",        "\x1f", "\x7f",
+                                        "/",  "\xc3\xa9", "\xe2\x82\xac"};
     unsigned seed = 8;
     for (int k = 0; k < 20000; k++) {
         char s[128];

@@ -379,9 +379,72 @@ static void pick_estimates(void **state)
                         !p.rows[k].est.components);
         for (size_t k = 0; k < p.n_short; k++)
             assert_true(p.short_rows[k].est.n_components > 0);
+        /* F-PICK-05: each row's verdict is the one its own card gets alone (a card_blind
+         * engine's total taken from another card of the same count must be that card's) */
+        for (size_t k = 0; k < p.n_rows + p.n_other; k++) {
+            const struct vf_pick_row *r = k < p.n_rows ? &p.rows[k] : &p.other[k - p.n_rows];
+            struct vf_fit f;
+            struct vf_estimate e;
+            assert_int_equal(vf__fit_check(a, &m, &w, r->gpu->id, r->gpu->usable_bytes, r->count,
+                                           false, &f, &e, &err),
+                             VF_OK);
+            assert_u64(e.total_bytes, r->est.total_bytes);
+            assert_true(f.fits == r->fit.fits && f.headroom_bytes == r->fit.headroom_bytes);
+            assert_string_equal(r->fit.gpu, r->gpu->id);
+        }
         vf_arena_close(a);
     }
     fflush(stdout);
+}
+
+/* vf_engine.card_blind is a promise that the estimate reads nothing of the card: every
+ * engine that makes it gives the same totals and parts for one workload on an 8 GB and an
+ * 80 GB card, by name and by size, at 1 and 4 cards (pick relies on it: F-PICK-05). */
+static void card_blind_engines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *opts;
+    } cases[] = {
+        {"llama-3.1-8b", "--ctx 8192 --users 4"},
+        {"llama-3.1-70b", "--quant Q4_K_M --ctx 32768"},
+        {"deepseek-v3", "--ctx 4096"},
+        {"gemma-3-27b", "--ctx 65536 --users 2"},
+    };
+    static const char *const sizes[][2] = {{"rtx-3060", "8GB"}, {"h100-sxm", "80GB"}};
+    size_t n_eng = 0, blind = 0;
+    const struct vf_engine *const *engs = vf_engines(&n_eng);
+    for (size_t g = 0; g < n_eng; g++) {
+        if (!engs[g]->card_blind)
+            continue;
+        blind++;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            struct vf_arena *a = vf_arena_open(0);
+            struct vf_estimate first;
+            for (size_t c = 0; c < 4; c++) {
+                char opts[200];
+                snprintf(opts, sizeof opts, "%s --engine %s --gpu %s:%d", cases[i].opts,
+                         engs[g]->name, sizes[c / 2][c % 2 == 0 ? 0 : 1], c % 2 ? 4 : 1);
+                struct vf_workload w;
+                struct vf_model m;
+                assert_true(workload(a, VF_CMD_ESTIMATE, cases[i].model, opts, &w, &m));
+                w.gpus = 1; /* the count is pick's key: the card alone changes here */
+                struct vf_estimate e;
+                struct vf_error err = {0};
+                assert_int_equal(vf_estimate(a, &m, &w, &e, &err), VF_OK);
+                if (!c) {
+                    first = e;
+                    continue;
+                }
+                assert_u64(e.total_bytes, first.total_bytes);
+                assert_int_equal(e.n_components, first.n_components);
+                for (size_t k = 0; k < e.n_components; k++)
+                    assert_u64(e.components[k].bytes, first.components[k].bytes);
+            }
+            vf_arena_close(a);
+        }
+    }
+    assert_true(blind > 0); /* generic makes the promise */
 }
 
 /* Copies file `from` to `to`; false on any error. */
@@ -570,6 +633,7 @@ int main(void)
         cmocka_unit_test(pick_100k_offers), /* first: the children start from a small parent */
         cmocka_unit_test(memo_weights),           cmocka_unit_test(solver_llm),
         cmocka_unit_test(solver_train_diffusion), cmocka_unit_test(pick_estimates),
+        cmocka_unit_test(card_blind_engines),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -148,4 +148,5 @@ const struct vf_engine vf__engine_generic = {
     .tasks = 1u << VF_TASK_INFER,
     .can_split = generic_can_split,
     .estimate = generic_estimate,
+    .card_blind = true, /* F-GEN-01..05: the model and the workload only */
 };

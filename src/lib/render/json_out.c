@@ -72,12 +72,12 @@ const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n)
  */
 static size_t fixed10(char *buf, double v)
 {
-    static const long double pow10[] = {1e0L, 1e1L, 1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
+    static const long double pow10[] = {1e0L, 1e1L, 1e2L, 1e3L,  1e4L,  1e5L,  1e6L,
                                         1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L};
     long double a = v < 0 ? -(long double)v : (long double)v;
     if (!(a >= 1e-4L && a < 1e10L))
         return 0; /* zero, NaN, infinities, exponent forms */
-    int x = 9; /* the decimal exponent X: the first scale that brings a to ten digits */
+    int x = 9;    /* the decimal exponent X: the first scale that brings a to ten digits */
     long double t = a;
     while (t < 1e9L)
         t = a * pow10[9 - --x];

@@ -304,6 +304,13 @@ static void solve_llm(struct knob *k, const struct vf_estimate *e, const struct 
     out->max_users = solve_max(k, 1, e->users, VF_MAX_USERS);
 }
 
+void vf__fit_budget(struct vf_fit *f, uint64_t total, uint64_t usable_bytes)
+{
+    f->usable_bytes = usable_bytes;
+    f->fits = total <= usable_bytes;
+    f->headroom_bytes = (int64_t)usable_bytes - (int64_t)total;
+}
+
 static enum vf_err fit_with(struct vf_arena *a, const struct vf_model *m,
                             const struct vf_workload *w, const char *gpu, uint64_t usable_bytes,
                             uint32_t count, bool solve, struct vf_fit *out, struct vf_estimate *ep,
@@ -341,8 +348,7 @@ static enum vf_err fit_with(struct vf_arena *a, const struct vf_model *m,
     if (rc)
         return rc;
     const struct vf_estimate *e = ep;
-    out->fits = e->total_bytes <= usable_bytes;
-    out->headroom_bytes = (int64_t)usable_bytes - (int64_t)e->total_bytes;
+    vf__fit_budget(out, e->total_bytes, usable_bytes);
     if (!solve)
         return VF_OK;
     k.has_base = true;

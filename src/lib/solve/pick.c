@@ -222,8 +222,9 @@ struct pick_ctx {
     const struct vf_model *m; /* the memo's owner */
     const struct vf_workload *w;
     struct vf_quant q;
-    struct check **slot;
+    struct check **slot; /* by (card, count); a card_blind engine's totals by (NULL, count) */
     size_t mask;
+    bool blind; /* the engine's estimate reads nothing of the card (vf_engine.card_blind) */
 };
 
 static void compact(struct vf_pick_est *c, const struct vf_estimate *e)
@@ -234,28 +235,53 @@ static void compact(struct vf_pick_est *c, const struct vf_estimate *e)
                               .kv_bytes_per_token = e->kv_bytes_per_token};
 }
 
-/* *out: the check of (g, count), estimated the first time it is asked. */
+/* The slot of (g, count) in p's table: its check, or the empty slot where it goes. */
+static size_t check_slot(const struct pick_ctx *p, const struct vf_gpu_spec *g, uint32_t count)
+{
+    size_t h = slot_of(fnv(fnv(FNV0, &g, sizeof g), &count, sizeof count), p->mask);
+    while (p->slot[h] && (p->slot[h]->gpu != g || p->slot[h]->count != count))
+        h = (h + 1) & p->mask;
+    return h;
+}
+
+/* *out: the check of (g, count), estimated the first time it is asked. F-PICK-05: for a
+ * card_blind engine the first card of a count is estimated and every other card of that
+ * count takes its total against its own usable bytes (the same verdict, one estimate). */
 static enum vf_err check_of(struct pick_ctx *p, const struct vf_gpu_spec *g, uint32_t count,
                             const struct check **out, struct vf_error *err)
 {
-    size_t h = slot_of(fnv(fnv(FNV0, &g, sizeof g), &count, sizeof count), p->mask);
-    for (; p->slot[h]; h = (h + 1) & p->mask)
-        if (p->slot[h]->gpu == g && p->slot[h]->count == count) {
-            *out = p->slot[h];
-            return VF_OK;
-        }
-    struct check *ck = vf_arena_alloc(p->scratch, sizeof *ck);
+    size_t h = check_slot(p, g, count);
+    if (p->slot[h]) {
+        *out = p->slot[h];
+        return VF_OK;
+    }
+    struct check *ck = vf__arena_take(p->scratch, sizeof *ck), *blind = NULL;
     if (!ck)
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+    size_t hb = p->blind ? check_slot(p, NULL, count) : 0;
+    if (p->blind && p->slot[hb]) {
+        *ck = *p->slot[hb];
+        ck->fit.gpu = g->id;
+        if (!ck->fit.why_not)
+            vf__fit_budget(&ck->fit, ck->est.total_bytes, g->usable_bytes);
+    } else {
+        struct vf_estimate e;
+        enum vf_err rc = vf__fit_check(p->scratch, p->m, p->w, g->id, g->usable_bytes, count, false,
+                                       &ck->fit, &e, err);
+        if (rc)
+            return rc;
+        compact(&ck->est, &e);
+        if (p->blind && !(blind = vf__arena_take(p->scratch, sizeof *blind)))
+            return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+    }
     ck->gpu = g;
     ck->count = count;
-    struct vf_estimate e;
-    enum vf_err rc = vf__fit_check(p->scratch, p->m, p->w, g->id, g->usable_bytes, count, false,
-                                   &ck->fit, &e, err);
-    if (rc)
-        return rc;
-    compact(&ck->est, &e);
     p->slot[h] = ck;
+    if (blind) {
+        *blind = *ck;
+        blind->gpu = NULL;
+        p->slot[check_slot(p, NULL, count)] = blind;
+    }
     *out = ck;
     return VF_OK;
 }
@@ -342,7 +368,7 @@ static struct cand *candidates(struct pick_ctx *p, const struct card_index *ix,
         const struct vf_offer *o = &c->offers[i];
         long gi = card_find(c, ix, o->gpu_id);
         if (gi < 0)
-            continue; /* prices.tsv names cards of gpus.tsv only */
+            continue;                               /* prices.tsv names cards of gpus.tsv only */
         const struct vf_gpu_spec *g = &c->gpus[gi]; /* its id, byte for byte */
         if (p->w->gpus && o->count != p->w->gpus)
             continue;
@@ -542,8 +568,11 @@ static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
     snprintf(out->currency, sizeof out->currency, "%s", currency && *currency ? currency : "EUR");
     struct pick_ctx p = {.a = a, .scratch = m->memo->a, .c = c, .m = m, .w = w};
     p.q = w->weights.kind == VF_QK_NATIVE ? m->native : w->weights;
-    /* the (card, count) checks: no more than the offers and one per card */
-    p.mask = slots_for(c->n_offers + c->n_gpus) - 1;
+    const struct vf_engine *eng = vf_engine_for(w, NULL);
+    p.blind = eng && eng->card_blind;
+    /* the (card, count) checks: no more than the offers and one per card, and the card_blind
+     * totals, one per count (no more than the offers) */
+    p.mask = slots_for(2 * c->n_offers + c->n_gpus) - 1;
     p.slot = vf_arena_alloc(p.scratch, (p.mask + 1) * sizeof *p.slot);
     struct card_index ix;
     if (!p.slot || !card_index_open(p.scratch, c, &ix))
