@@ -132,6 +132,9 @@ function cardPrice(spec, n, cur) {
 
 function cardName(spec, id, n) { return (n > 1 ? n + " × " : "") + (spec ? spec.name : id); }
 
+/* a card as the subject of a sentence: Italian puts an article before one card ("una RTX 5090") */
+function subject(name, n) { return LANG === "it" && n === 1 ? "una " + name : name; }
+
 function copyButton(text) {
   const b = el("button", { type: "button", class: "copy", "aria-label": t("copy.aria", { cmd: text }) }, t("copy"));
   b.addEventListener("click", () => {
@@ -353,6 +356,13 @@ function fitFixes(est) {
   return out;
 }
 
+/* an engine fix line ("--weights fp8: saves ... - ...", "--max-model-len 5584  (...)"): the
+ * flags as code, the library's words after them as text */
+function fixLine(x) {
+  const m = /^(-[^:(]*?)(?::\s+|\s{2,})(.*)$/.exec(x);
+  return m ? el("li", {}, el("code", {}, m[1].trim()), " ", el("span", { class: "muted" }, m[2])) : el("li", {}, x);
+}
+
 function offerFix(o, pick) {
   const knobs = [];
   if (o.kv_dtype_fix) knobs.push("--kv-dtype " + o.kv_dtype_fix);
@@ -371,8 +381,8 @@ function renderAnswer(S) {
   next.replaceChildren();
   ans.className = "answer";
   const vl = (e) => e && e.vllm && e.vllm.kv_cache_tokens != null;
-  const vllmSentence = (name, price, e) => t(price != null ? "ans.fits.vllm" : "ans.fits.vllm.noprice",
-    { card: name, price: money(price, cur), tokens: num(e.vllm.kv_cache_tokens),
+  const vllmSentence = (name, n, price, e) => t(price != null ? "ans.fits.vllm" : "ans.fits.vllm.noprice",
+    { card: subject(name, n), price: money(price, cur), tokens: num(e.vllm.kv_cache_tokens),
       conc: num(e.vllm.max_concurrency, 2), ctx: tokens(e.ctx_tokens) });
   const bigger = () => best
     ? el("p", { class: "bigger" }, t("next.bigger", { card: cardName(null, best.name, best.count), price: money(best.price_per_hour, cur) }))
@@ -384,16 +394,16 @@ function renderAnswer(S) {
     const name = cardName(spec, f.gpu, f.count);
     const price = cardPrice(spec, f.count, cur);
     if (f.fits) {
-      ans.textContent = vl(est) ? vllmSentence(name, price, est)
-        : t(price != null ? "ans.fits" : "ans.fits.noprice", { card: name, spare: gb(f.headroom_bytes), price: money(price, cur) });
+      ans.textContent = vl(est) ? vllmSentence(name, f.count, price, est)
+        : t(price != null ? "ans.fits" : "ans.fits.noprice", { card: subject(name, f.count), spare: gb(f.headroom_bytes), price: money(price, cur) });
       ans.classList.add("ok");
     } else {
-      ans.textContent = t("ans.short", { card: name, short: gb(-f.headroom_bytes) });
+      ans.textContent = t("ans.short", { card: subject(name, f.count), short: gb(-f.headroom_bytes) });
       ans.classList.add("no");
       const fx = fitFixes(est);
       if (fx.length) {
         const ul = el("ul", { class: "fixes" });
-        for (const x of fx) ul.append(el("li", {}, el("code", {}, x)));
+        for (const x of fx) ul.append(fixLine(x));
         next.append(el("p", {}, t("next.fix")), ul);
       }
       next.append(bigger());
@@ -410,8 +420,8 @@ function renderAnswer(S) {
   }
   const spec = gpuSpec(best.gpu);
   const name = cardName(spec, best.gpu, best.count);
-  ans.textContent = vl(S.bestEst) ? vllmSentence(name, best.price_per_hour, S.bestEst)
-    : t("ans.fits", { card: name, spare: gb(best.headroom_bytes), price: money(best.price_per_hour, cur) });
+  ans.textContent = vl(S.bestEst) ? vllmSentence(name, best.count, best.price_per_hour, S.bestEst)
+    : t("ans.fits", { card: subject(name, best.count), spare: gb(best.headroom_bytes), price: money(best.price_per_hour, cur) });
   ans.classList.add("ok");
   detail.textContent = t(best.count > 1 ? "ans.cards" : "ans.card",
     { n: best.count, gb: spec ? spec.marketed_gb : "?", gib: gib(best.usable_bytes), need: gib(best.needs_bytes) });
@@ -654,8 +664,8 @@ function costText(c) {
   const parts = [];
   if (c.quality && I18N.en["cost." + c.quality]) parts.push(t("cost." + c.quality));
   if (c.speed_factor != null && Math.abs(1 - c.speed_factor) >= 0.01) {
-    /* speed_factor is the throughput after the fix, 1 = unchanged */
-    const pct = Math.round(Math.abs(1 / c.speed_factor - 1) * 100);
+    /* speed_factor is the throughput after the fix, 1 = unchanged (0.75: "25 % slower") */
+    const pct = Math.round(Math.abs(1 - c.speed_factor) * 100);
     parts.push(t(c.speed_factor < 1 ? "cost.slower" : "cost.faster", { v: num(pct) }));
   }
   return parts.join(", ");
@@ -734,7 +744,7 @@ function renderDoctor(x) {
     if (cost) meta.push(cost);
     const li = el("li", { class: "fix" }, el("strong", {}, f.title), el("div", { class: "meta" }, meta.join(" · ")));
     /* the library's own words on the cost (English): more than the translated summary */
-    if (f.cost && f.cost.text && LANG === "en" && f.cost.text !== cost) li.append(el("div", { class: "muted" }, f.cost.text));
+    if (f.cost && f.cost.text && LANG === "en" && !cost.includes(f.cost.text)) li.append(el("div", { class: "muted" }, f.cost.text));
     if (f.command) li.append(el("div", { class: "cmdline" }, el("pre", { class: "cmd" }, f.command), copyButton(f.command)));
     if (f.missing && f.saves_bytes == null) li.append(el("div", { class: "muted" }, f.missing));
     ol.append(li);

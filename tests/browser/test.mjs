@@ -245,8 +245,6 @@ try {
         titles.some((s) => /fp8/i.test(s)) && titles.some((s) => /VAE Decode \(Tiled\)|tiled/i.test(s)) &&
         !/per_device_train_batch_size|gradient checkpointing/i.test(fl), titles.join("; "));
   check("the fixes have copy buttons", (await kb.locator("#diagnosis button.copy").count()) > 2, "no buttons");
-  await kb.evaluate(() => document.querySelector("#diagnosis").scrollIntoView());
-  await shot(kb, "doctor-1366-en.png");
 
   /* the card field: sent as explain's gpu option (issue 19 adds it to the option table) */
   const withGpu = await page.request.post(url + "api/v1/explain?gpu=rtx-4090", { data: guide, headers: { "Content-Type": "text/plain" } });
@@ -277,6 +275,8 @@ try {
   await page.click("#explain");
   await page.waitForSelector("#diagnosis .fixlist", { timeout: 15000 });
   const tr = await page.textContent("#diagnosis");
+  await page.evaluate(() => document.querySelector("#diagnosis").scrollIntoView());
+  await shot(page, "doctor-1366-en.png");
   check("a training OOM with its model: fixes say what they save and cost",
         /saves ~[\d.]+ (GiB|MiB)/.test(tr) && /(quality|slower)/.test(tr), tr.slice(0, 300));
   const symptomsSeen = [["nvidia-smi-container.log", /nvidia-smi: memory in use[\s\S]*vramfit smi/],
