@@ -750,8 +750,12 @@ function renderDoctor(x) {
     ol.append(li);
   }
   out.append(ol);
-  if (x.combination && (x.combination.fixes || x.combination.titles || Array.isArray(x.combination)))
-    out.append(el("p", {}, t("doc.combo", { list: [].concat(x.combination.titles || x.combination.fixes || x.combination).map(String).join(" + ") })));
+  /* DESIGN section 8: a combination of fixes that fits (a list, or an object with one) */
+  const combo = x.combination && (Array.isArray(x.combination) ? x.combination
+    : x.combination.fixes || x.combination.titles || x.combination.commands);
+  if (Array.isArray(combo) && combo.length)
+    out.append(el("p", {}, t("doc.combo", { list: combo.map((c) => (typeof c === "string" ? c : c.title || c.command || ""))
+                                                        .filter(Boolean).join(" + ") })));
   const b = x.bigger_card;
   if (b && b.price_per_hour != null)
     out.append(el("p", { class: "bigger" }, t("doc.bigger", { card: b.name, price: money(b.price_per_hour, b.currency),

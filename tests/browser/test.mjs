@@ -82,6 +82,17 @@ try {
     }
   }
 
+  /* the narrowest phone the page is for, with the widest table (vLLM notes, the job's price) */
+  for (const locale of ["it-IT", "en-GB"]) {
+    const c = await context(360, 740, locale);
+    const p = await c.newPage();
+    await p.goto(url + "?model=llama-3.1-8b&engine=vllm&ctx=32k&users=4&hours=2#selector");
+    await answered(p);
+    await charted(p);
+    check("360 px " + locale + ": no horizontal overflow with vLLM and a job length", (await overflow(p)) <= 0, await overflow(p) + " px");
+    await c.close();
+  }
+
   /* ---------------------------------------------- the selector's numbers, in English */
   const ctx = await context(1366, 768, "en-GB");
   const page = await ctx.newPage();
