@@ -324,6 +324,8 @@ async function select(ev) {
     }
     SEL = S;
     renderSelection(S);
+    /* on a phone the form fills the screen: the answer comes into view after a question */
+    if (ev && window.innerWidth < 700) st.scrollIntoView({ block: "start" });
     chart(S);
   } catch (e) {
     SEL = null;
@@ -751,10 +753,10 @@ function renderDoctor(x) {
   }
   out.append(ol);
   /* DESIGN section 8: a combination of fixes that fits (a list, or an object with one) */
-  const combo = x.combination && (Array.isArray(x.combination) ? x.combination
+  const combi = x.combination && (Array.isArray(x.combination) ? x.combination
     : x.combination.fixes || x.combination.titles || x.combination.commands);
-  if (Array.isArray(combo) && combo.length)
-    out.append(el("p", {}, t("doc.combo", { list: combo.map((c) => (typeof c === "string" ? c : c.title || c.command || ""))
+  if (Array.isArray(combi) && combi.length)
+    out.append(el("p", {}, t("doc.combo", { list: combi.map((c) => (typeof c === "string" ? c : c.title || c.command || ""))
                                                         .filter(Boolean).join(" + ") })));
   const b = x.bigger_card;
   if (b && b.price_per_hour != null)
