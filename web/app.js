@@ -711,8 +711,10 @@ function plainWords(x, out) {
     else say.push(t("doc.asked.only", { req: gib(ev.requested_bytes) }));
   }
   const cause = d.cause || "unknown";
-  out.append(el("p", { class: "answer small " + (cause === "unknown" ? "" : "no") },
-                I18N.en["cause." + cause] ? t("cause." + cause) : cause.replace(/_/g, " ")));
+  /* the cause's first sentence as the answer, the rest of it after the numbers */
+  const words = (I18N.en["cause." + cause] ? t("cause." + cause) : cause.replace(/_/g, " ")).split(/(?<=\.)\s+/);
+  out.append(el("p", { class: "answer small " + (cause === "unknown" ? "" : "no") }, words[0]));
+  say.push(...words.slice(1));
   if (say.length) out.append(el("p", {}, say.join(" ")));
   if (ev.allocated_bytes != null && ev.reserved_unallocated_bytes != null)
     out.append(el("p", {}, t("doc.held", { held: gib(ev.allocated_bytes + ev.reserved_unallocated_bytes),
