@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# run.sh VRAMFIT [OUTDIR] - the browser test: `vramfit serve` on an ephemeral port, the page
+# run.sh VRAMFIT [OUTDIR [DOCSDIR]] - the browser test: `vramfit serve` on an ephemeral port, the page
 # driven in Debian's chromium by playwright-core (npm, no browser download of its own).
 # Installs chromium when missing and run as root (CI); otherwise skips with a note. Ends with
 # "browser: N passed, N failed"; a skip is "browser: 0 passed, 0 failed, N skipped", N the
-# checks of test.mjs (tests/run.sh adds them to its final line).
+# checks of test.mjs (tests/run.sh adds them to its final line). With DOCSDIR (docs) the
+# screenshots are copied there too: that is how docs/page-*.png and docs/doctor-*.png are made.
 bin=${1:-build/vramfit}
 out=${2:-build/browser}
+docs=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 chromium=$(command -v chromium || true)
 if [ -z "$chromium" ] && [ "$(id -u)" = 0 ]; then
@@ -35,7 +37,7 @@ trap 'kill $pid 2>/dev/null; rm -f "$log" "$log.url"' EXIT INT TERM
 i=0
 while [ ! -s "$log.url" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 url=$(head -n 1 "$log.url")
-res=$(CHROMIUM="$chromium" node "$here/test.mjs" "$url" "$out" 2>&1)
+res=$(CHROMIUM="$chromium" node "$here/test.mjs" "$url" "$out" $docs 2>&1)
 printf '%s\n' "$res"
 p=$(printf '%s\n' "$res" | grep -c '^ok ')
 f=$(printf '%s\n' "$res" | grep -c '^FAIL ')
