@@ -162,19 +162,25 @@ static bool needs_escape8(uint64_t x)
 
 /* Printable ASCII with nothing to escape: written between quotes as it is, without
  * vf__utf8_repair or the escape loop (most keys and values of our documents). */
+static bool plain8(uint64_t x)
+{
+    return !(x & 0x8080808080808080ULL) && !needs_escape8(x);
+}
+
 static bool plain_ascii(const char *s, size_t n)
 {
-    size_t i = 0;
-    for (uint64_t x; n - i >= 8; i += 8) {
+    uint64_t x = 0x2020202020202020ULL; /* a short string is padded with spaces */
+    if (n < 8) {
+        memcpy(&x, s, n);
+        return plain8(x);
+    }
+    for (size_t i = 0; i + 8 <= n; i += 8) {
         memcpy(&x, s + i, 8);
-        if ((x & 0x8080808080808080ULL) || needs_escape8(x))
+        if (!plain8(x))
             return false;
     }
-    for (; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x80 || s[i] == '"' ||
-            s[i] == '\\')
-            return false;
-    return true;
+    memcpy(&x, s + n - 8, 8); /* the last 8 bytes, overlapping the steps before */
+    return plain8(x);
 }
 
 static void put_plain(struct vf__sb *b, const char *s, size_t n)
