@@ -1233,6 +1233,9 @@ struct vf_gpu_proc {
     const char *match;     /* how local_pid was found: "only GPU process here", NULL */
     const char *hint;      /* what it likely holds and what frees it (Jupyter, vLLM, ...) */
     uint32_t gpu_instance; /* MIG GPU instance id (NVML), UINT32_MAX none */
+    const char *app;       /* the application recognised from the command line: "ComfyUI",
+                            * "Jupyter kernel" (+ its notebook when Jupyter names it), "vLLM",
+                            * "Ollama", "llama-server", "training script train.py"; NULL */
 };
 
 struct vf_gpu_dev {

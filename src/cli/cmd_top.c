@@ -171,7 +171,7 @@ struct row {
     uint32_t pid, kill_pid;
     uint64_t bytes;
     unsigned gpu;
-    char name[40], container[16];
+    char name[64], container[16], cmd[96];
 };
 
 static int by_bytes(const void *x, const void *y)
@@ -243,7 +243,11 @@ static int live(double interval, long count)
                 r->kill_pid = p->local_pid ? p->local_pid : p->name ? p->pid : 0;
                 r->bytes = p->used_bytes == VF_UNKNOWN ? 0 : p->used_bytes;
                 r->gpu = d->index;
-                snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "(not visible)");
+                if (p->name && p->app) /* "ComfyUI, python": what it is, then its name */
+                    snprintf(r->name, sizeof r->name, "%s, %s", p->app, p->name);
+                else
+                    snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "(not visible)");
+                snprintf(r->cmd, sizeof r->cmd, "%s", p->cmdline ? p->cmdline : "");
                 snprintf(r->container, sizeof r->container, "%s",
                          p->container ? p->container : "-");
             }
@@ -253,15 +257,17 @@ static int live(double interval, long count)
         if (sel >= (int)nr)
             sel = nr ? (int)nr - 1 : 0;
         cu.wattron(*cu.scr, A_BOLD);
-        cu_printw(y++, 0, "%8s %4s %11s  %-24s %s", "PID", "GPU", "memory", "process", "container");
+        cu_printw(y++, 0, "%8s %4s %11s  %-40s %-12s %s", "PID", "GPU", "memory", "process",
+                  "container", "command");
         cu.wattroff(*cu.scr, A_BOLD);
         for (size_t i = 0; i < nr && y < *cu.lines - 1; i++) {
             char b1[32];
             if ((int)i == sel)
                 cu.wattron(*cu.scr, A_REVERSE);
-            cu_printw(y++, 0, "%8u %4u %11s  %-24.24s %s", rows[i].pid, rows[i].gpu,
+            int room = w - 81; /* the command gets what the columns before it leave */
+            cu_printw(y++, 0, "%8u %4u %11s  %-40.40s %-12s %.*s", rows[i].pid, rows[i].gpu,
                       vf_format_bytes(b1, sizeof b1, rows[i].bytes, VF_FMT_IEC), rows[i].name,
-                      rows[i].container);
+                      rows[i].container, room > 0 ? room : 0, rows[i].cmd);
             if ((int)i == sel)
                 cu.wattroff(*cu.scr, A_REVERSE);
         }

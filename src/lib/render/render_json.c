@@ -555,6 +555,7 @@ char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s)
             json_object_set_new(j, "used_bytes", vf__json_bytes(p->used_bytes));
             json_object_set_new(j, "name", vf__json_str(p->name));
             json_object_set_new(j, "cmdline", vf__json_str(p->cmdline));
+            json_object_set_new(j, "app", vf__json_str(p->app));
             json_object_set_new(j, "kind", vf__json_str(p->kind));
             json_object_set_new(j, "container", vf__json_str(p->container));
             json_object_set_new(j, "hint", vf__json_str(p->hint));

@@ -915,17 +915,17 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
             vf__sb_printf(&b, "  no processes hold memory on it\n\n");
             continue;
         }
-        vf__sb_printf(&b, "  %8s  %11s  %-16s  %-12s  %s\n", "PID", "memory", "process",
-                      "container", "command");
+        vf__sb_printf(&b, "  %8s  %11s  %-16s  %-30s  %-12s  %s\n", "PID", "memory", "process",
+                      "application", "container", "command");
         for (size_t k = 0; k < d->n_procs; k++) {
             const struct vf_gpu_proc *p = &d->procs[k];
             char pid[32];
             snprintf(pid, sizeof pid, p->local_pid ? "%u=%u" : "%u", p->pid, p->local_pid);
-            vf__sb_printf(&b, "  %8s  %11s  %-16.16s  %-12s  %.60s\n", pid,
+            vf__sb_printf(&b, "  %8s  %11s  %-16.16s  %-30.30s  %-12s  %.60s\n", pid,
                           p->used_bytes == VF_UNKNOWN
                               ? "?"
                               : vf_format_bytes(b1, sizeof b1, p->used_bytes, VF_FMT_IEC),
-                          p->name ? p->name : "(not visible here)",
+                          p->name ? p->name : "(not visible here)", p->app ? p->app : "-",
                           p->container ? p->container : "-", p->cmdline ? p->cmdline : "");
             if (p->match)
                 vf__sb_printf(&b, "  %8s  PID %u here: %s\n", "", p->local_pid, p->match);
@@ -933,14 +933,16 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
         const struct vf_gpu_proc *t = top_proc(d);
         if (t && t->used_bytes != VF_UNKNOWN) {
             uint32_t kp = t->local_pid ? t->local_pid : t->pid;
-            vf__sb_printf(&b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
-                          vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
-                          vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
-                          vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
-                          t->name ? t->name : "a process not visible here", kp,
-                          t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
-                          t->hint ? " - " : "", t->hint ? t->hint : "",
-                          t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
+            vf__sb_printf(
+                &b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
+                vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
+                t->name ? (t->app ? vf_arena_printf(a, "%s, %s", t->app, t->name) : t->name)
+                        : "a process not visible here",
+                kp, t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
+                t->hint ? " - " : "", t->hint ? t->hint : "",
+                t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
         }
         vf__sb_printf(&b, "\n");
     }
