@@ -423,9 +423,11 @@ void vf_catalog_close(struct vf_catalog *c);
  * model whose file does not parse is left out (vf_model_resolve reports it when asked for
  * it); the error is only running out of memory. Not thread-safe: call it before sharing c. */
 enum vf_err vf_catalog_preload(struct vf_catalog *c, struct vf_error *err);
-/* Case-insensitive lookup by id, by name, or by "4090"-style short forms. NULL if none. */
+/* Case-insensitive lookup by id, by name, or by an unambiguous alias: whole words of one
+ * card's id or name ("4090"; never a prefix such as "rtx-409"). NULL if none or several. */
 const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char *ref);
-/* Cards whose id or name contains ref (normalized), for "did you mean"; returns count. */
+/* Cards whose id or name holds ref's words whole and in order (the candidates of an
+ * ambiguous alias); returns the count. */
 size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
                               const struct vf_gpu_spec **out, size_t cap);
 /* Case-insensitive lookup of a model by HF id or alias. NULL if none. */

@@ -80,6 +80,20 @@ static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bo
     return out->name && out->label ? VF_OK : vf__errf(err, VF_ENOMEM, "out of memory");
 }
 
+/* Up to cap catalog cards whose id is within a third of ref's length (at least 2) edits of
+ * ref, the nearest first; the count. */
+static size_t near_cards(const struct vf_catalog *c, const char *ref,
+                         const struct vf_gpu_spec **out, size_t cap)
+{
+    size_t len = strlen(ref), n = 0;
+    unsigned limit = len / 3 > 2 ? (unsigned)(len / 3) : 2;
+    for (unsigned d = 0; d <= limit && n < cap; d++)
+        for (size_t i = 0; i < c->n_gpus && n < cap; i++)
+            if (vf__edit_distance(ref, c->gpus[i].id) == d)
+                out[n++] = &c->gpus[i];
+    return n;
+}
+
 enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
                             uint32_t gpus, struct vf_card *out, struct vf_error *err)
 {
@@ -122,6 +136,16 @@ enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, cons
                      near[i]->id);
         if (n)
             return vf__errf(err, VF_EINVAL, "ambiguous card '%s': %s", name, list);
+        /* a typo: the catalog ids nearest by edit distance, the nearest first */
+        n = near_cards(c, name, near, 3);
+        for (size_t i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     near[i]->id);
+        if (n)
+            return vf__errf(err, VF_EINVAL,
+                            "unknown card '%s' (did you mean %s? 'vramfit catalog gpus' lists "
+                            "them; a size such as 23.65GiB or 24GB, or 'local', works too)",
+                            name, list);
         return vf__errf(err, VF_EINVAL,
                         "unknown card '%s' (a catalog id such as rtx-4090, 'vramfit catalog "
                         "gpus' lists them; or a size such as 23.65GiB or 24GB; or 'local')",
