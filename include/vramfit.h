@@ -666,7 +666,10 @@ struct vf_workload {
      * same as kv_dtype. Only llama.cpp accepts a V type that differs. */
     enum vf_dtype kv_dtype_v;
     const char *engine_by; /* the engine's own flag that selected the engine, or NULL */
-    unsigned cmd;          /* the VF_CMD_* the options are for (vf_workload_init) */
+    /* Issue 28: how MODEL was read when it was not a plain catalog id (an Ollama tag and the
+     * quantization it implied), for the assumptions; set by the answer, NULL otherwise. */
+    const char *model_note;
+    unsigned cmd; /* the VF_CMD_* the options are for (vf_workload_init) */
     /* Engine versions (issue 20): --engine NAME@VERSION or --engine-version VERSION, borrowed;
      * NULL = the engine's newest modelled release (struct vf_engine.version). */
     const char *engine_version;
@@ -864,6 +867,9 @@ bool vf_option_accepts(const struct vf_workload *w, const struct vf_option *o, c
 /* After the last vf_workload_set: the checks between options (-c and --ctx, -np and --users,
  * -ctk and -ctv) and the values they imply. VF_EUSAGE on a conflict. */
 enum vf_err vf_workload_finish(struct vf_workload *w, struct vf_error *err);
+/* Levenshtein distance of a and b, case-insensitive, over their first 96 bytes (the CLI's
+ * "did you mean" for a mistyped command). */
+unsigned vf_edit_distance(const char *a, const char *b);
 /* Up to max spellings nearest to an unknown `name` (edit distance), for "did you mean". */
 size_t vf_option_suggest(const char *name, unsigned cmd, const char **out, size_t max);
 /* The help lines of the options of cmd, generated from the table, in arena a. */

@@ -19,6 +19,8 @@ enum {
 
 /* Prints "vramfit: error: <msg>" (and the hint) to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a bad argument: its JSON form's code is bad_request. */
+void cli_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error naming the command and returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints a library error and returns the exit code it maps to. */

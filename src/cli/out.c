@@ -53,6 +53,14 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_as("bad_request", fmt, ap);
+    va_end(ap);
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
     char msg[VF_ERROR_MSG_MAX], hint[96];
@@ -84,6 +92,7 @@ int cli_lib_error(const struct vf_error *err)
     lib_error_as(vf_err_api_code(err->code, NULL), "%s", msg);
     switch (err->code) {
     case VF_EINVAL:
+    case VF_ENOENT: /* issue 28: an unknown model, a file that is not there: a bad argument */
         return EXIT_USAGE;
     case VF_ENODEV:
         return EXIT_NO;

@@ -159,6 +159,34 @@ enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, cons
 
 /* ------------------------------------------------------------------ answers */
 
+/* An Ollama tag's weights: the quantization the tag names, else Q4_K_M, the quantization of
+ * the Ollama library's default tags (ollama.com/library: "qwen3:32b" is the Q4_K_M file) for a
+ * checkpoint of 16-bit weights; a checkpoint stored below 16 bits (gpt-oss's MXFP4) is shipped
+ * as it is. --weights wins over the tag. Says which in w->model_note. */
+static enum vf_err ollama_weights(struct vf_arena *a, struct vf_workload *w,
+                                  const struct vf_model *m, const char *quant, struct vf_error *err)
+{
+    bool sixteen = m->native.kind == VF_QK_NATIVE ||
+                   (m->native.kind == VF_QK_PLAIN && vf_dtype_bytes(m->native.dtype, 1024) >= 2048);
+    const char *q = *quant ? quant : sixteen ? "Q4_K_M" : NULL;
+    if (w->weights.kind != VF_QK_NATIVE || !q) {
+        w->model_note =
+            vf_arena_printf(a, "model %s: the Ollama tag '%s'%s", m->id, w->model,
+                            w->weights.kind != VF_QK_NATIVE ? ", at the --weights given"
+                                                            : ", at the checkpoint's own storage");
+        return VF_OK;
+    }
+    enum vf_err rc = vf_quant_parse(q, &w->weights, err);
+    if (rc)
+        return rc;
+    w->model_note = vf_arena_printf(a, "model %s at %s: the Ollama tag '%s'%s", m->id,
+                                    w->weights.name, w->model,
+                                    *quant ? ""
+                                           : " (no quantization in the tag: the library's "
+                                             "default tags are Q4_K_M)");
+    return VF_OK;
+}
+
 /* The model, its task unless --task said one, and the engine its format implies. */
 static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
                                  struct vf_workload *w, struct vf_model *m, struct vf_error *err)
@@ -170,6 +198,10 @@ static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
         return rc;
     if (!w->task_set)
         w->task = m->task;
+    char quant[24];
+    if (vf__ollama_tag(c, w->model, quant, sizeof quant) &&
+        (rc = ollama_weights(a, w, m, quant, err)))
+        return rc;
     /* DESIGN section 8: a GGUF file runs on llama.cpp unless --engine says otherwise */
     if (!w->engine && w->task == VF_TASK_INFER && m->n_tensors && m->tensors &&
         m->tensors[0].ggml_type >= 0 && vf_engine_find("llama.cpp"))
@@ -181,6 +213,8 @@ static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
 static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
                               struct vf_estimate *e, struct vf_error *err)
 {
+    if (w->model_note)
+        vf__assume(a, e, "%s", w->model_note);
     if (w->engine_by)
         vf__assume(a, e, "engine %s: selected by its own flag %s", w->engine, w->engine_by);
     if (w->llamacpp_total_ctx)
