@@ -228,10 +228,19 @@ static void fit_verdict(struct vf__sb *s, const struct vf_fit *fit, bool ascii)
 /* Inference: the largest context at e's users, the most users at e's context. */
 static void infer_limits(struct vf__sb *s, const struct vf_estimate *e, const struct vf_fit *fit)
 {
-    char b[48];
+    char b[48], b2[48];
+    uint64_t max = e->model.max_ctx_tokens;
+    bool full = false;
     if (fit->max_ctx_tokens == 0)
         vf__sb_printf(s, "  not even 1 token of context fits at %llu %s\n",
                       (unsigned long long)e->users, users_word(e->users));
+    else if (!fit->fits && max && max != VF_UNKNOWN && e->ctx_tokens == max &&
+             (full = fit->max_ctx_tokens < max)) /* issue 28: the full context does not fit */
+        vf__sb_printf(s, "  fits up to %llu tokens at %llu %s (--ctx %llu); the full %s needs %s\n",
+                      (unsigned long long)fit->max_ctx_tokens, (unsigned long long)e->users,
+                      users_word(e->users), (unsigned long long)fit->max_ctx_tokens,
+                      vf_format_tokens(b, sizeof b, max),
+                      vf_format_bytes(b2, sizeof b2, e->total_bytes, VF_FMT_IEC));
     else
         vf__sb_printf(s, "  largest context at %llu %s: %s tokens (--ctx %llu)\n",
                       (unsigned long long)e->users, users_word(e->users),
@@ -241,7 +250,7 @@ static void infer_limits(struct vf__sb *s, const struct vf_estimate *e, const st
         vf__sb_printf(s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
                       vf_format_tokens(b, sizeof b, e->ctx_tokens),
                       (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
-    else
+    else if (!full) /* the line above said it */
         vf__sb_printf(s, "  not even 1 user fits at %s tokens\n",
                       vf_format_tokens(b, sizeof b, e->ctx_tokens));
 }
