@@ -382,6 +382,8 @@ struct vf_offer {
     const char *as_of;    /* "2026-11" */
     const char *provider;
     const char *source;
+    bool derived; /* count > 1 priced as count x the same provider's single-card price of the
+                   * same kind and currency (computed when the catalog loads), not a quote */
 };
 
 /* One model of the catalog: where its config lives (parsed on demand). */

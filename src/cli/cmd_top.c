@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain]`: the GPUs live. On a terminal an
- * ncurses view: per GPU a memory bar and its history, the processes sorted by memory (names
- * and containers from smi's snapshot), arrow keys to select one, `k` to kill it after a
+ * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain | --json]`: the GPUs live. On a
+ * terminal an ncurses view: per GPU a memory bar and its history, the processes sorted by memory
+ * (names and containers from smi's snapshot), arrow keys to select one, `k` to kill it after a
  * confirmation, `q` to quit. Not on a terminal (or --plain): one CSV line per GPU per
  * interval, as `nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv
- * -l 1` prints. -n stops after COUNT refreshes.
+ * -l 1` prints. --json: one JSON snapshot per line. -n stops after COUNT refreshes.
  *
  * libncursesw is dlopen()ed when the live view starts (issue 15): linked, it cost every
  * vramfit process ~0.25 ms of loading though only this view uses it. <curses.h> gives the
@@ -70,6 +70,46 @@ static int plain(double interval, long count)
             else
                 printf("%u %%\n", d->util_percent);
         }
+        fflush(stdout);
+        vf_arena_close(a);
+        if (count <= 0 || i + 1 < count)
+            sleep_s(interval);
+    }
+    return EXIT_YES;
+}
+
+/* --json: one snapshot per line (JSON Lines), smi --json's document with a "timestamp" (UTC,
+ * ISO 8601) first. The document's line breaks are all between tokens (a string holds none: JSON
+ * escapes it), so dropping each with the indentation after it leaves the same document. */
+static int json_lines(double interval, long count)
+{
+    for (long i = 0; !stop && (count <= 0 || i < count); i++) {
+        struct vf_arena *a = vf_arena_open(0);
+        struct vf_gpu_snapshot s;
+        struct vf_error err = {0};
+        if (!a || vf_gpu_snapshot(a, &s, &err)) {
+            int rc = a ? cli_lib_error(&err) : EXIT_ERR;
+            vf_arena_close(a);
+            return rc == EXIT_NO ? EXIT_ERR : rc;
+        }
+        const char *doc = vf_render_gpus_json(a, &s);
+        char ts[32];
+        time_t now = time(NULL);
+        strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        if (!doc || *doc != '{') {
+            vf_arena_close(a);
+            return cli_print(NULL);
+        }
+        printf("{\"timestamp\": \"%s\", ", ts);
+        for (const char *p = doc + 1; *p; p++) {
+            if (*p == '\n') {
+                while (p[1] == ' ')
+                    p++;
+                continue;
+            }
+            putchar(*p);
+        }
+        putchar('\n');
         fflush(stdout);
         vf_arena_close(a);
         if (count <= 0 || i + 1 < count)
@@ -312,7 +352,7 @@ int cmd_top(int argc, char **argv)
 {
     double interval = 1.0;
     long count = 0;
-    bool force_plain = false;
+    bool force_plain = false, json = false;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -327,13 +367,17 @@ int cmd_top(int argc, char **argv)
                 return cli_usage("top", "-n %s: expected a count of 1 or more", argv[i]);
         } else if (!strcmp(argv[i], "--plain")) {
             force_plain = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else {
-            return cli_usage("top", "unexpected '%s' (top [-d SECONDS] [-n COUNT] [--plain])",
-                             argv[i]);
+            return cli_usage(
+                "top", "unexpected '%s' (top [-d SECONDS] [-n COUNT] [--plain | --json])", argv[i]);
         }
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    if (json)
+        return json_lines(interval, count);
     if (force_plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
         return plain(interval, count);
     char why[256];

@@ -318,6 +318,23 @@ enum {
     P_PROVIDER,
     P_SOURCE
 };
+/* Issue 28: an offer of n > 1 cards whose price is exactly n x the single-card offer of the
+ * same card, provider, kind and currency was derived from it, not quoted: say so. */
+static void mark_derived(struct vf_catalog *c)
+{
+    for (size_t i = 0; i < c->n_offers; i++) {
+        struct vf_offer *o = &c->offers[i];
+        for (size_t k = 0; o->count > 1 && k < c->n_offers && !o->derived; k++) {
+            const struct vf_offer *one = &c->offers[k];
+            o->derived = one->count == 1 && !strcmp(one->gpu_id, o->gpu_id) &&
+                         !strcmp(one->currency, o->currency) && !strcmp(one->kind, o->kind) &&
+                         !strcmp(one->provider, o->provider) &&
+                         one->price_micro <= UINT64_MAX / o->count &&
+                         one->price_micro * o->count == o->price_micro;
+        }
+    }
+}
+
 static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, struct vf_error *err)
 {
     static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
@@ -359,6 +376,7 @@ static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, stru
         o->source = field(&r, P_SOURCE);
     }
     c->n_offers = t.n_rows;
+    mark_derived(c);
     return VF_OK;
 }
 

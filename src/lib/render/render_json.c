@@ -338,6 +338,8 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
     vf__jw_str(j, "kind", of ? of->kind : NULL);
     vf__jw_str(j, "provider", of ? of->provider : NULL);
     vf__jw_str(j, "as_of", of ? of->as_of : NULL);
+    if (of && of->derived) /* DESIGN section 8: n x a single-card price, not a quote */
+        vf__jw_bool(j, "derived", true);
     vf__jw_bool(j, "fits", r->fit.fits);
     if (rank)
         vf__jw_int(j, "rank", rank);

@@ -504,6 +504,9 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
                       cost ? "per token" : "that fits", pc < 10 ? " (tight)" : "");
     else if (pc < 10)
         vf__sb_printf(s, "   (tight)");
+    if (r->offer->derived) /* issue 28: a derived price, not a quote */
+        vf__sb_printf(s, "%s%u %s single-card price", rank == 0 || pc < 10 ? "; " : "   ", r->count,
+                      ascii ? "x" : "\u00d7");
     if (r->original)
         vf__sb_printf(s, "   %s %s/h %s at %s (%s)", r->original->currency,
                       vf_format_price(b1, sizeof b1, r->original->price_micro, 3),
