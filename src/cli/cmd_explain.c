@@ -60,7 +60,7 @@ int cmd_explain(int argc, char **argv)
                 is_stdin ? "stdin" : path);
         rc = EXIT_NO;
     } else {
-        struct vf_render_opts ro = {.catalog = cat};
+        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
         rc = cli_print(o.json ? vf_render_explain_json(a, &x) : vf_render_explain_text(a, &x, &ro));
         if (!rc && !x.n_events)
             rc = EXIT_NO;

@@ -28,9 +28,9 @@ static const char main_help[] =
     "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
 
 /* The flags only the command line has; the workload's come from the library's table. */
-#define CLI_FLAGS                                                             \
-    "  --json                   machine-readable output (DESIGN section 8)\n" \
-    "  --ascii                  no Unicode bars or symbols\n"                 \
+#define CLI_FLAGS                                                                               \
+    "  --json                   machine-readable output (DESIGN section 8)\n"                   \
+    "  --ascii                  no Unicode bars or symbols (so when the locale is not UTF-8)\n" \
     "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
 
 static const char estimate_intro[] =

@@ -245,7 +245,11 @@ static int live(double interval, long count)
     cu.keypad(*cu.scr, TRUE);
     cu.curs_set(0);
     cu.halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
-    char status[160] = "q quit · arrows select · k kill";
+    char status[160];
+    snprintf(status, sizeof status, "%s",
+             cli_locale_ascii() ? "q quit - arrows select - k kill"
+                                : "q quit · arrows select · k kill");
+    bool bold = !getenv("NO_COLOR") || !*getenv("NO_COLOR"); /* no-color.org: no styling asked */
     for (long it = 0; !stop && (count <= 0 || it < count); it++) {
         struct vf_arena *a = vf_arena_open(0);
         struct vf_gpu_snapshot s;
@@ -296,7 +300,8 @@ static int live(double interval, long count)
         qsort(rows, nr, sizeof rows[0], by_bytes);
         if (sel >= (int)nr)
             sel = nr ? (int)nr - 1 : 0;
-        cu.wattron(*cu.scr, A_BOLD);
+        if (bold)
+            cu.wattron(*cu.scr, A_BOLD);
         cu_printw(y++, 0, "%8s %4s %11s  %-40s %-12s %s", "PID", "GPU", "memory", "process",
                   "container", "command");
         cu.wattroff(*cu.scr, A_BOLD);

@@ -5,7 +5,9 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *cli_cmd = "vramfit";
@@ -112,4 +114,21 @@ int cli_print(const char *text)
         return EXIT_ERR;
     }
     return EXIT_YES;
+}
+
+bool cli_locale_ascii(void)
+{
+    const char *v = getenv("LC_ALL");
+    if (!v || !*v)
+        v = getenv("LC_CTYPE");
+    if (!v || !*v)
+        v = getenv("LANG");
+    if (!v || !*v)
+        return true; /* no locale: POSIX's, whose charset is ASCII */
+    char low[64];
+    size_t n = 0;
+    for (; v[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)v[n]);
+    low[n] = 0;
+    return !strstr(low, "utf-8") && !strstr(low, "utf8");
 }

@@ -917,7 +917,7 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
             vf__sb_printf(&b, ", %s reserved by the driver",
                           vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
         if (d->util_percent != UINT32_MAX)
-            vf__sb_printf(&b, "  ·  %u %% busy", d->util_percent);
+            vf__sb_printf(&b, "  %s  %u %% busy", ascii ? "-" : "\u00b7", d->util_percent);
         if (d->unified)
             vf__sb_printf(&b, "  (unified memory: the system's RAM, /proc/meminfo)");
         vf__sb_printf(&b, "\n  ");
