@@ -930,6 +930,11 @@ struct vf_fit {
     uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
     const char *why_not;            /* when the engine cannot split over count cards */
     struct vf_speed speed;          /* LLM inference on a catalog card (F-SPD); known or not */
+    /* Issue 28: --gpu local and short: the process whose memory, freed, covers the shortfall
+     * (the smallest such); stop_pid 0 when none does alone. */
+    uint32_t stop_pid;
+    const char *stop_name; /* "Jupyter kernel a.ipynb, python" */
+    uint64_t stop_bytes;
 };
 
 /*
@@ -1325,8 +1330,10 @@ struct vf_card {
     const char *label; /* what to print: "RTX 4090 24 GB" */
     uint64_t usable_bytes;
     uint32_t count;
-    const char *note;     /* local: what was subtracted */
-    uint64_t total_bytes; /* issue 20: local: CUDA's total of the card, 0 otherwise */
+    const char *note;             /* local: what was subtracted */
+    uint64_t total_bytes;         /* issue 20: local: CUDA's total of the card, 0 otherwise */
+    const struct vf_gpu_dev *dev; /* issue 28: local: the card whose free memory is the
+                                   * budget, with its processes; NULL otherwise */
 };
 /* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
  * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */

@@ -71,6 +71,7 @@ static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bo
         if (free_now < budget) {
             budget = free_now;
             out->total_bytes = usable; /* issue 20: that card's CUDA total */
+            out->dev = g;              /* issue 28: its processes */
         }
     }
     out->usable_bytes = budget;
@@ -245,6 +246,28 @@ static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
         }
 }
 
+/* --gpu local, short: the process on the budget's card that frees enough by itself when
+ * stopped (the smallest that does: the least work lost), named as smi names it. Its memory
+ * comes back as free memory, which is the local budget (card_local). */
+static void stop_to_fit(struct vf_arena *a, const struct vf_gpu_dev *d, struct vf_fit *f)
+{
+    if (f->fits || f->why_not || f->headroom_bytes >= 0)
+        return;
+    uint64_t short_by = (uint64_t)-f->headroom_bytes;
+    const struct vf_gpu_proc *best = NULL;
+    for (size_t i = 0; i < d->n_procs; i++) {
+        const struct vf_gpu_proc *p = &d->procs[i];
+        if (p->name && p->used_bytes != VF_UNKNOWN && p->used_bytes >= short_by &&
+            (!best || p->used_bytes < best->used_bytes))
+            best = p;
+    }
+    if (!best)
+        return;
+    f->stop_pid = best->local_pid ? best->local_pid : best->pid;
+    f->stop_name = best->app ? vf_arena_printf(a, "%s, %s", best->app, best->name) : best->name;
+    f->stop_bytes = best->used_bytes;
+}
+
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
                                struct vf_workload *w, struct vf_answer *out, struct vf_error *err)
 {
@@ -271,6 +294,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
         return rc;
     if (out->has_fit)
         fit_speed(c, &out->model, &out->est, w, &out->fit);
+    if (out->has_fit && out->card.dev)
+        stop_to_fit(a, out->card.dev, &out->fit);
     out->yes = !out->has_fit || out->fit.fits;
     return VF_OK;
 }

@@ -101,6 +101,13 @@ static void fit_jw(struct vf__jw *j, const struct vf_fit *f)
     if (f->max_frames)
         vf__jw_int(j, "max_frames", f->max_frames);
     vf__jw_text(j, "why_not", f->why_not);
+    if (f->stop_pid) { /* issue 28: --gpu local: the process to stop for it to fit */
+        vf__jw_open(j, "stop", '{');
+        vf__jw_int(j, "pid", f->stop_pid);
+        vf__jw_str(j, "name", f->stop_name);
+        vf__jw_bytes(j, "bytes", f->stop_bytes);
+        vf__jw_close(j);
+    }
     vf__jw_close(j);
 }
 

@@ -222,6 +222,10 @@ static void fit_verdict(struct vf__sb *s, const struct vf_fit *fit, bool ascii)
     } else {
         vf__sb_printf(s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
                       vf_format_bytes(b, sizeof b, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
+        if (fit->stop_pid) /* issue 28: --gpu local */
+            vf__sb_printf(s, "  stop PID %u (%s, holding %s) and it fits\n", fit->stop_pid,
+                          fit->stop_name ? fit->stop_name : "?",
+                          vf_format_bytes(b, sizeof b, fit->stop_bytes, VF_FMT_IEC));
     }
 }
 
