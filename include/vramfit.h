@@ -432,7 +432,8 @@ const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char 
  * ambiguous alias); returns the count. */
 size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
                               const struct vf_gpu_spec **out, size_t cap);
-/* Case-insensitive lookup of a model by HF id or alias. NULL if none. */
+/* Case-insensitive lookup of a model by HF id or alias, or an Ollama tag naming it
+ * ("qwen3:32b"). NULL if none. */
 const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, const char *ref);
 /* Fills out[0..cap) with the catalog models closest to ref (edit distance); returns count. */
 size_t vf_catalog_suggest(const struct vf_catalog *c, const char *ref,

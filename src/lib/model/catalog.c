@@ -580,7 +580,8 @@ const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, cons
         if (slash && !vf__strcasecmp(slash + 1, ref))
             return &c->models[i];
     }
-    return NULL;
+    char quant[24]; /* an Ollama tag (model.c); the answer applies its quantization */
+    return vf__ollama_tag(c, ref, quant, sizeof quant);
 }
 
 size_t vf_catalog_suggest(const struct vf_catalog *c, const char *ref,
