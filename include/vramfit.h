@@ -382,6 +382,8 @@ struct vf_offer {
     const char *as_of;    /* "2026-11" */
     const char *provider;
     const char *source;
+    bool derived; /* count > 1 priced as count x the same provider's single-card price of the
+                   * same kind and currency (computed when the catalog loads), not a quote */
 };
 
 /* One model of the catalog: where its config lives (parsed on demand). */
@@ -423,12 +425,15 @@ void vf_catalog_close(struct vf_catalog *c);
  * model whose file does not parse is left out (vf_model_resolve reports it when asked for
  * it); the error is only running out of memory. Not thread-safe: call it before sharing c. */
 enum vf_err vf_catalog_preload(struct vf_catalog *c, struct vf_error *err);
-/* Case-insensitive lookup by id, by name, or by "4090"-style short forms. NULL if none. */
+/* Case-insensitive lookup by id, by name, or by an unambiguous alias: whole words of one
+ * card's id or name ("4090"; never a prefix such as "rtx-409"). NULL if none or several. */
 const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char *ref);
-/* Cards whose id or name contains ref (normalized), for "did you mean"; returns count. */
+/* Cards whose id or name holds ref's words whole and in order (the candidates of an
+ * ambiguous alias); returns the count. */
 size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
                               const struct vf_gpu_spec **out, size_t cap);
-/* Case-insensitive lookup of a model by HF id or alias. NULL if none. */
+/* Case-insensitive lookup of a model by HF id or alias, or an Ollama tag naming it
+ * ("qwen3:32b"). NULL if none. */
 const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, const char *ref);
 /* Fills out[0..cap) with the catalog models closest to ref (edit distance); returns count. */
 size_t vf_catalog_suggest(const struct vf_catalog *c, const char *ref,
@@ -664,7 +669,10 @@ struct vf_workload {
      * same as kv_dtype. Only llama.cpp accepts a V type that differs. */
     enum vf_dtype kv_dtype_v;
     const char *engine_by; /* the engine's own flag that selected the engine, or NULL */
-    unsigned cmd;          /* the VF_CMD_* the options are for (vf_workload_init) */
+    /* Issue 28: how MODEL was read when it was not a plain catalog id (an Ollama tag and the
+     * quantization it implied), for the assumptions; set by the answer, NULL otherwise. */
+    const char *model_note;
+    unsigned cmd; /* the VF_CMD_* the options are for (vf_workload_init) */
     /* Engine versions (issue 20): --engine NAME@VERSION or --engine-version VERSION, borrowed;
      * NULL = the engine's newest modelled release (struct vf_engine.version). */
     const char *engine_version;
@@ -865,6 +873,9 @@ bool vf_option_accepts(const struct vf_workload *w, const struct vf_option *o, c
 /* After the last vf_workload_set: the checks between options (-c and --ctx, -np and --users,
  * -ctk and -ctv) and the values they imply. VF_EUSAGE on a conflict. */
 enum vf_err vf_workload_finish(struct vf_workload *w, struct vf_error *err);
+/* Levenshtein distance of a and b, case-insensitive, over their first 96 bytes (the CLI's
+ * "did you mean" for a mistyped command). */
+unsigned vf_edit_distance(const char *a, const char *b);
 /* Up to max spellings nearest to an unknown `name` (edit distance), for "did you mean". */
 size_t vf_option_suggest(const char *name, unsigned cmd, const char **out, size_t max);
 /* The help lines of the options of cmd, generated from the table, in arena a. */
@@ -923,6 +934,11 @@ struct vf_fit {
     uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
     const char *why_not;            /* when the engine cannot split over count cards */
     struct vf_speed speed;          /* LLM inference on a catalog card (F-SPD); known or not */
+    /* Issue 28: --gpu local and short: the process whose memory, freed, covers the shortfall
+     * (the smallest such); stop_pid 0 when none does alone. */
+    uint32_t stop_pid;
+    const char *stop_name; /* "Jupyter kernel a.ipynb, python" */
+    uint64_t stop_bytes;
 };
 
 /*
@@ -1236,6 +1252,9 @@ struct vf_gpu_proc {
     const char *match;     /* how local_pid was found: "only GPU process here", NULL */
     const char *hint;      /* what it likely holds and what frees it (Jupyter, vLLM, ...) */
     uint32_t gpu_instance; /* MIG GPU instance id (NVML), UINT32_MAX none */
+    const char *app;       /* the application recognised from the command line: "ComfyUI",
+                            * "Jupyter kernel" (+ its notebook when Jupyter names it), "vLLM",
+                            * "Ollama", "llama-server", "training script train.py"; NULL */
 };
 
 struct vf_gpu_dev {
@@ -1315,8 +1334,10 @@ struct vf_card {
     const char *label; /* what to print: "RTX 4090 24 GB" */
     uint64_t usable_bytes;
     uint32_t count;
-    const char *note;     /* local: what was subtracted */
-    uint64_t total_bytes; /* issue 20: local: CUDA's total of the card, 0 otherwise */
+    const char *note;             /* local: what was subtracted */
+    uint64_t total_bytes;         /* issue 20: local: CUDA's total of the card, 0 otherwise */
+    const struct vf_gpu_dev *dev; /* issue 28: local: the card whose free memory is the
+                                   * budget, with its processes; NULL otherwise */
 };
 /* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
  * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */

@@ -19,6 +19,8 @@ enum {
 
 /* Prints "vramfit: error: <msg>" (and the hint) to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a bad argument: its JSON form's code is bad_request. */
+void cli_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints a usage error naming the command and returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints a library error and returns the exit code it maps to. */
@@ -77,6 +79,11 @@ struct vf_catalog *cli_catalog_parts(const char *data_dir, unsigned parts);
 
 /* An arena (vf_arena_open(0)); NULL with "out of memory" printed when it cannot be had. */
 struct vf_arena *cli_arena(void);
+
+/* Issue 28: is the locale's character set other than UTF-8 (LC_ALL, else LC_CTYPE, else LANG,
+ * as setlocale() reads them; none set is the POSIX locale, ASCII)? Then the text is ASCII, as
+ * --ascii makes it. */
+bool cli_locale_ascii(void);
 
 /* Writes text to stdout; returns EXIT_ERR when it could not. */
 int cli_print(const char *text);

@@ -39,8 +39,8 @@ int cmd_explain(int argc, char **argv)
     bool is_stdin = !path || !strcmp(path, "-");
     struct source src = {is_stdin ? stdin : fopen(path, "rb"), is_stdin ? "-" : path};
     if (!src.f) {
-        cli_error("cannot open '%s': %s", path, strerror(errno));
-        return EXIT_ERR;
+        cli_bad("cannot open '%s': %s", path, strerror(errno));
+        return errno == ENOENT ? EXIT_USAGE : EXIT_ERR; /* a log that is not there: bad argument */
     }
     struct vf_catalog *cat = cli_catalog(o.data_dir);
     struct vf_arena *a = cat ? cli_arena() : NULL;
@@ -60,7 +60,7 @@ int cmd_explain(int argc, char **argv)
                 is_stdin ? "stdin" : path);
         rc = EXIT_NO;
     } else {
-        struct vf_render_opts ro = {.catalog = cat};
+        struct vf_render_opts ro = {.ascii = o.ascii, .catalog = cat};
         rc = cli_print(o.json ? vf_render_explain_json(a, &x) : vf_render_explain_text(a, &x, &ro));
         if (!rc && !x.n_events)
             rc = EXIT_NO;

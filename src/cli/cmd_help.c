@@ -19,7 +19,7 @@ static const char main_help[] =
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
-    "  top [-d S] [-n N]        the same, live (ncurses; CSV when not a terminal)\n"
+    "  top [-d S] [-n N]        the same, live (ncurses; CSV when not a terminal; --json)\n"
     "  run [flags] -- CMD       run CMD and measure its real GPU memory peak; explain an OOM\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
@@ -28,9 +28,9 @@ static const char main_help[] =
     "environment: VRAMFIT_DATA_DIR (catalog files), VRAMFIT_GPU_BACKEND, VRAMFIT_FAKE_GPUS\n";
 
 /* The flags only the command line has; the workload's come from the library's table. */
-#define CLI_FLAGS                                                             \
-    "  --json                   machine-readable output (DESIGN section 8)\n" \
-    "  --ascii                  no Unicode bars or symbols\n"                 \
+#define CLI_FLAGS                                                                               \
+    "  --json                   machine-readable output (DESIGN section 8)\n"                   \
+    "  --ascii                  no Unicode bars or symbols (so when the locale is not UTF-8)\n" \
     "  --data-dir DIR           read gpus.tsv, prices.tsv, models/ from DIR\n"
 
 static const char estimate_intro[] =
@@ -95,12 +95,14 @@ static const char smi_help[] =
     "exit: 0, or 1 with the reason when no GPU is found\n";
 
 static const char top_help[] =
-    "usage: vramfit top [-d SECONDS] [-n COUNT] [--plain]\n"
+    "usage: vramfit top [-d SECONDS] [-n COUNT] [--plain | --json]\n"
     "\n"
     "The GPUs live: per GPU a memory bar and its history, the processes by memory (named as\n"
-    "vramfit smi names them). Keys: q quits, arrows select a process, k kills it after a\n"
-    "y/n confirmation. Not on a terminal, or with --plain: one CSV line per GPU per interval,\n"
-    "the columns of nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu.\n"
+    "vramfit smi names them: the application and the command line). Keys: q quits, arrows\n"
+    "select a process, k kills it after a y/n confirmation naming it. Not on a terminal, or\n"
+    "with --plain: one CSV line per GPU per interval, the columns of nvidia-smi\n"
+    "--query-gpu=memory.used,memory.total,utilization.gpu. --json: one snapshot per line\n"
+    "(smi --json's document with a \"timestamp\" first).\n"
     "  -d SECONDS   refresh interval (default 1)\n"
     "  -n COUNT     stop after COUNT refreshes\n";
 

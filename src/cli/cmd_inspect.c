@@ -10,7 +10,7 @@
 
 int cmd_inspect(int argc, char **argv)
 {
-    bool json = false, ascii = false;
+    bool json = false, ascii = cli_locale_ascii();
     const char *model = NULL, *data_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))

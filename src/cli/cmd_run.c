@@ -227,6 +227,7 @@ struct run {
     size_t n, cap, stride, skipped; /* samples kept; one snapshot of each stride kept */
     double next, oom_ms;            /* ms: the next sample; the first "out of memory" (-1: none) */
     int status;                     /* the child's, from waitpid */
+    bool exec_failed; /* the command could not be started (127/126): no text verdict */
 };
 
 /* The baseline: the device before the command starts. Without a GPU the command still runs,
@@ -244,7 +245,7 @@ static void measure_baseline(struct run *r)
 /* The child, after fork: its own process group, stderr into the pipe, the signals vramfit
  * catches or ignores back to their defaults and unblocked, then CMD. Exits 127 when CMD is
  * not found, 126 when it is found but cannot be executed (DESIGN section 8, as shells do). */
-static void exec_child(const struct run *r, int err_wr, const sigset_t *old)
+static void exec_child(const struct run *r, int err_wr, int exec_wr, const sigset_t *old)
 {
     setpgid(0, 0);
     dup2(err_wr, STDERR_FILENO);
@@ -257,6 +258,9 @@ static void exec_child(const struct run *r, int err_wr, const sigset_t *old)
     int e = errno;
     fprintf(stderr, "vramfit run: cannot %s '%s': %s\n",
             e == ENOENT || e == ENOTDIR ? "find" : "execute", r->o.cmd[0], strerror(e));
+    /* tells the parent that exec failed (a successful exec closes exec_wr: close-on-exec) */
+    ssize_t w = write(exec_wr, &e, sizeof e);
+    (void)w;
     _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
@@ -290,9 +294,19 @@ static bool open_pipes(int ep[2], int wp[2])
  * fork failed). A command that cannot be executed is reported by the child (126, 127). */
 static int start_child(struct run *r)
 {
-    int ep[2], wp[2];
+    int ep[2], wp[2], xp[2];
     if (!open_pipes(ep, wp))
         return EXIT_ERR;
+    if (pipe(xp)) { /* exec's outcome: closed by a successful exec, an errno when it failed */
+        cli_error("run: pipe: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            close(ep[i]);
+            close(wp[i]);
+        }
+        return EXIT_ERR;
+    }
+    fcntl(xp[0], F_SETFD, FD_CLOEXEC);
+    fcntl(xp[1], F_SETFD, FD_CLOEXEC);
     sigset_t block, old;
     sigemptyset(&block);
     each_signal(add_one, &block, true);
@@ -304,8 +318,17 @@ static int start_child(struct run *r)
     r->t0 = now_ms();
     pid_t pid = fork();
     if (pid == 0)
-        exec_child(r, ep[1], &old);
+        exec_child(r, ep[1], xp[1], &old);
     close(ep[1]);
+    close(xp[1]);
+    if (pid > 0) {
+        int e;
+        ssize_t got;
+        while ((got = read(xp[0], &e, sizeof e)) < 0 && errno == EINTR) {
+        }
+        r->exec_failed = got > 0;
+    }
+    close(xp[0]);
     if (pid < 0) {
         cli_error("run: cannot start '%s': fork: %s", r->o.cmd[0], strerror(errno));
         close(ep[0]);
@@ -604,7 +627,7 @@ static void report(const struct run *r, int code, double dur, const struct peak 
         save(r->o.report, text);
     if (r->o.json && !r->o.report)
         fputs(text ? text : "", stderr);
-    else if (!r->o.report)
+    else if (!r->o.report && !r->exec_failed) /* never started: the error only, no verdict */
         report_text(r, code, dur, p);
     if (r->o.plot && r->n)
         save(r->o.plot, vf_render_run_svg(r->a, r->smp, r->n, r->total, r->oom_ms));
@@ -692,7 +715,8 @@ int cmd_run(int argc, char **argv)
     int code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + WTERMSIG(r.status);
     struct peak p = find_peak(&r);
     report(&r, code, r.dur, &p);
-    explain_oom(&r, code, p.tree);
+    if (!r.exec_failed)
+        explain_oom(&r, code, p.tree);
     relay_rest(&r);
     close(r.err_fd);
     free(r.tail);

@@ -10,7 +10,7 @@
 
 int cmd_smi(int argc, char **argv)
 {
-    bool json = false, ascii = false;
+    bool json = false, ascii = cli_locale_ascii();
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return cli_print(cli_help_text("smi"));

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain]`: the GPUs live. On a terminal an
- * ncurses view: per GPU a memory bar and its history, the processes sorted by memory (names
- * and containers from smi's snapshot), arrow keys to select one, `k` to kill it after a
+ * cmd_top.c - `vramfit top [-d SECONDS] [-n COUNT] [--plain | --json]`: the GPUs live. On a
+ * terminal an ncurses view: per GPU a memory bar and its history, the processes sorted by memory
+ * (names and containers from smi's snapshot), arrow keys to select one, `k` to kill it after a
  * confirmation, `q` to quit. Not on a terminal (or --plain): one CSV line per GPU per
  * interval, as `nvidia-smi --query-gpu=memory.used,memory.total,utilization.gpu --format=csv
- * -l 1` prints. -n stops after COUNT refreshes.
+ * -l 1` prints. --json: one JSON snapshot per line. -n stops after COUNT refreshes.
  *
  * libncursesw is dlopen()ed when the live view starts (issue 15): linked, it cost every
  * vramfit process ~0.25 ms of loading though only this view uses it. <curses.h> gives the
@@ -70,6 +70,46 @@ static int plain(double interval, long count)
             else
                 printf("%u %%\n", d->util_percent);
         }
+        fflush(stdout);
+        vf_arena_close(a);
+        if (count <= 0 || i + 1 < count)
+            sleep_s(interval);
+    }
+    return EXIT_YES;
+}
+
+/* --json: one snapshot per line (JSON Lines), smi --json's document with a "timestamp" (UTC,
+ * ISO 8601) first. The document's line breaks are all between tokens (a string holds none: JSON
+ * escapes it), so dropping each with the indentation after it leaves the same document. */
+static int json_lines(double interval, long count)
+{
+    for (long i = 0; !stop && (count <= 0 || i < count); i++) {
+        struct vf_arena *a = vf_arena_open(0);
+        struct vf_gpu_snapshot s;
+        struct vf_error err = {0};
+        if (!a || vf_gpu_snapshot(a, &s, &err)) {
+            int rc = a ? cli_lib_error(&err) : EXIT_ERR;
+            vf_arena_close(a);
+            return rc == EXIT_NO ? EXIT_ERR : rc;
+        }
+        const char *doc = vf_render_gpus_json(a, &s);
+        char ts[32];
+        time_t now = time(NULL);
+        strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        if (!doc || *doc != '{') {
+            vf_arena_close(a);
+            return cli_print(NULL);
+        }
+        printf("{\"timestamp\": \"%s\", ", ts);
+        for (const char *p = doc + 1; *p; p++) {
+            if (*p == '\n') {
+                while (p[1] == ' ')
+                    p++;
+                continue;
+            }
+            putchar(*p);
+        }
+        putchar('\n');
         fflush(stdout);
         vf_arena_close(a);
         if (count <= 0 || i + 1 < count)
@@ -171,7 +211,7 @@ struct row {
     uint32_t pid, kill_pid;
     uint64_t bytes;
     unsigned gpu;
-    char name[40], container[16];
+    char name[64], container[16], cmd[96];
 };
 
 static int by_bytes(const void *x, const void *y)
@@ -205,7 +245,11 @@ static int live(double interval, long count)
     cu.keypad(*cu.scr, TRUE);
     cu.curs_set(0);
     cu.halfdelay(interval < 0.1 ? 1 : interval > 25 ? 255 : (int)(interval * 10));
-    char status[160] = "q quit · arrows select · k kill";
+    char status[160];
+    snprintf(status, sizeof status, "%s",
+             cli_locale_ascii() ? "q quit - arrows select - k kill"
+                                : "q quit · arrows select · k kill");
+    bool bold = !getenv("NO_COLOR") || !*getenv("NO_COLOR"); /* no-color.org: no styling asked */
     for (long it = 0; !stop && (count <= 0 || it < count); it++) {
         struct vf_arena *a = vf_arena_open(0);
         struct vf_gpu_snapshot s;
@@ -243,7 +287,11 @@ static int live(double interval, long count)
                 r->kill_pid = p->local_pid ? p->local_pid : p->name ? p->pid : 0;
                 r->bytes = p->used_bytes == VF_UNKNOWN ? 0 : p->used_bytes;
                 r->gpu = d->index;
-                snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "(not visible)");
+                if (p->name && p->app) /* "ComfyUI, python": what it is, then its name */
+                    snprintf(r->name, sizeof r->name, "%s, %s", p->app, p->name);
+                else
+                    snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "(not visible)");
+                snprintf(r->cmd, sizeof r->cmd, "%s", p->cmdline ? p->cmdline : "");
                 snprintf(r->container, sizeof r->container, "%s",
                          p->container ? p->container : "-");
             }
@@ -252,16 +300,19 @@ static int live(double interval, long count)
         qsort(rows, nr, sizeof rows[0], by_bytes);
         if (sel >= (int)nr)
             sel = nr ? (int)nr - 1 : 0;
-        cu.wattron(*cu.scr, A_BOLD);
-        cu_printw(y++, 0, "%8s %4s %11s  %-24s %s", "PID", "GPU", "memory", "process", "container");
+        if (bold)
+            cu.wattron(*cu.scr, A_BOLD);
+        cu_printw(y++, 0, "%8s %4s %11s  %-40s %-12s %s", "PID", "GPU", "memory", "process",
+                  "container", "command");
         cu.wattroff(*cu.scr, A_BOLD);
         for (size_t i = 0; i < nr && y < *cu.lines - 1; i++) {
             char b1[32];
             if ((int)i == sel)
                 cu.wattron(*cu.scr, A_REVERSE);
-            cu_printw(y++, 0, "%8u %4u %11s  %-24.24s %s", rows[i].pid, rows[i].gpu,
+            int room = w - 81; /* the command gets what the columns before it leave */
+            cu_printw(y++, 0, "%8u %4u %11s  %-40.40s %-12s %.*s", rows[i].pid, rows[i].gpu,
                       vf_format_bytes(b1, sizeof b1, rows[i].bytes, VF_FMT_IEC), rows[i].name,
-                      rows[i].container);
+                      rows[i].container, room > 0 ? room : 0, rows[i].cmd);
             if ((int)i == sel)
                 cu.wattroff(*cu.scr, A_REVERSE);
         }
@@ -306,7 +357,7 @@ int cmd_top(int argc, char **argv)
 {
     double interval = 1.0;
     long count = 0;
-    bool force_plain = false;
+    bool force_plain = false, json = false;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -321,13 +372,17 @@ int cmd_top(int argc, char **argv)
                 return cli_usage("top", "-n %s: expected a count of 1 or more", argv[i]);
         } else if (!strcmp(argv[i], "--plain")) {
             force_plain = true;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
         } else {
-            return cli_usage("top", "unexpected '%s' (top [-d SECONDS] [-n COUNT] [--plain])",
-                             argv[i]);
+            return cli_usage(
+                "top", "unexpected '%s' (top [-d SECONDS] [-n COUNT] [--plain | --json])", argv[i]);
         }
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    if (json)
+        return json_lines(interval, count);
     if (force_plain || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
         return plain(interval, count);
     char why[256];

@@ -40,8 +40,25 @@ int main(int argc, char **argv)
                 cli_json |= !strcmp(argv[k], "--json");
             return commands[i].fn(argc - 1, argv + 1);
         }
-    cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
-              "smi, top, run, help)",
-              cmd);
+    /* a typo: the command within a third of its length (at least 2) edits, the nearest */
+    const char *near = NULL;
+    unsigned best = (unsigned)(strlen(cmd) / 3 > 2 ? strlen(cmd) / 3 : 2) + 1;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        unsigned d = vf_edit_distance(cmd, commands[i].name);
+        if (d < best) {
+            best = d;
+            near = commands[i].name;
+        }
+    }
+    for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
+        cli_json |= !strcmp(argv[k], "--json");
+    if (near)
+        cli_bad("unknown command '%s' (did you mean %s? commands: estimate, pick, inspect, "
+                "catalog, explain, serve, smi, top, run, help)",
+                cmd, near);
+    else
+        cli_bad("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, "
+                "serve, smi, top, run, help)",
+                cmd);
     return EXIT_USAGE;
 }

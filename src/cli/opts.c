@@ -66,6 +66,7 @@ static bool bare_engine_flag(const char *name)
 int cli_parse_opts(const char *cmd, int argc, char **argv, unsigned vfcmd, struct cli_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->ascii = cli_locale_ascii();
     vf_workload_init(&o->w, vfcmd);
     int rc;
     /* the engine first: which spellings are its own flags depends on it */

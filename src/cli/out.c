@@ -5,7 +5,9 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *cli_cmd = "vramfit";
@@ -53,6 +55,14 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_as("bad_request", fmt, ap);
+    va_end(ap);
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
     char msg[VF_ERROR_MSG_MAX], hint[96];
@@ -84,6 +94,7 @@ int cli_lib_error(const struct vf_error *err)
     lib_error_as(vf_err_api_code(err->code, NULL), "%s", msg);
     switch (err->code) {
     case VF_EINVAL:
+    case VF_ENOENT: /* issue 28: an unknown model, a file that is not there: a bad argument */
         return EXIT_USAGE;
     case VF_ENODEV:
         return EXIT_NO;
@@ -103,4 +114,21 @@ int cli_print(const char *text)
         return EXIT_ERR;
     }
     return EXIT_YES;
+}
+
+bool cli_locale_ascii(void)
+{
+    const char *v = getenv("LC_ALL");
+    if (!v || !*v)
+        v = getenv("LC_CTYPE");
+    if (!v || !*v)
+        v = getenv("LANG");
+    if (!v || !*v)
+        return true; /* no locale: POSIX's, whose charset is ASCII */
+    char low[64];
+    size_t n = 0;
+    for (; v[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)v[n]);
+    low[n] = 0;
+    return !strstr(low, "utf-8") && !strstr(low, "utf8");
 }

@@ -294,6 +294,12 @@ struct vf__type_count {
 /* Fills out[0..cap) from m->tensors, largest bytes first; returns the count (0: no file). */
 size_t vf__model_type_counts(const struct vf_model *m, struct vf__type_count *out, size_t cap);
 
+/* An Ollama tag ("qwen3:32b", "llama3.1:70b-instruct-q4_K_M"): the catalog model it names, and
+ * the quantization its last word names copied into quant ("" when the tag names none); NULL
+ * when ref is no tag of a catalog model (model.c). */
+const struct vf_catalog_model *vf__ollama_tag(const struct vf_catalog *c, const char *ref,
+                                              char *quant, size_t cap);
+
 /* ------------------------------------------------------------ diffusion pipelines */
 
 /* Parses a pipeline file (data/pipelines/NAME.json) into m (task image or video,

@@ -11,7 +11,9 @@
 #   expected standard output
 #   --- stderr                                        (optional: checked when present)
 #   expected standard error
-# Runs are deterministic: LC_ALL=C, embedded catalog, fake GPU backend where used.
+# Runs are deterministic: LC_ALL=C.UTF-8 (the C locale's rules with UTF-8 text; a test's env
+# line may set another, LC_ALL=C gives the ASCII output), embedded catalog, fake GPU backend
+# where used.
 # --update rewrites the expected sections from the current output (review the diff).
 update=0
 [ "$1" = "--update" ] && { update=1; shift; }
@@ -35,7 +37,7 @@ for t in $tests; do
         /^--- stderr$/ { f = e; printf "" > e; next }
         f { print > f }' "$t"
     rm -f "$tmp/got.out" "$tmp/got.err"
-    eval "env -i PATH=\"\$PATH\" LC_ALL=C HOME=/nonexistent $envs \"\$bin\" $args" \
+    eval "env -i PATH=\"\$PATH\" LC_ALL=C.UTF-8 HOME=/nonexistent $envs \"\$bin\" $args" \
         >"$tmp/got.out" 2>"$tmp/got.err"
     rc=$?
     if [ "$update" = 1 ]; then

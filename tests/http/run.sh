@@ -106,6 +106,16 @@ expect "a key that is a flag: 400" 400 "api/v1/estimate?model=llama-3.1-8b&--hel
 expect "help is not an option: 400" 400 "api/v1/estimate?model=llama-3.1-8b&help="
 expect "a path as a precision: 400" 400 "api/v1/estimate?model=llama-3.1-8b&quant=/etc/passwd"
 expect "a path as a card: 400" 400 "api/v1/estimate?model=llama-3.1-8b&gpu=/etc/passwd"
+# issue 28: an ambiguous alias is the caller's mistake with the candidates, never a 500; a
+# prefix of a card's id (rtx-409) is no alias of it
+# an Ollama tag names a catalog model and its quantization (Q4_K_M when the tag names none)
+expect "an Ollama tag: 200" 200 "api/v1/estimate?model=qwen3:32b&ctx=8k"
+grep -q '"weights": "Q4_K_M"' "$dir/body" && grep -q '"id": "Qwen/Qwen3-32B"' "$dir/body" &&
+    ok "the tag's model at Q4_K_M" || bad "ollama tag body" "$(head -c 300 "$dir/body")"
+expect "an ambiguous card: 400" 400 "api/v1/estimate?model=llama-3.1-8b&gpu=h100"
+grep -q 'h100-pcie, h100-sxm, h100-nvl' "$dir/body" && ok "400 lists the candidates" || bad "ambiguous body" "$(cat "$dir/body")"
+expect "a card's prefix is no alias: 400" 400 "api/v1/estimate?model=llama-3.1-8b&gpu=rtx-409"
+grep -q 'did you mean rtx-4090' "$dir/body" && ok "400 suggests the card" || bad "typo body" "$(cat "$dir/body")"
 expect "force=true: 200" 200 "api/v1/estimate?model=llama-3.1-8b&force=true"
 expect "an engine flag of another engine: 400" 400 "api/v1/estimate?model=llama-3.1-8b&engine=vllm&ngl=20"
 grep -q "flag of llama.cpp" "$dir/body" && ok "  ...naming its engine" || bad "engine flag body" "$(cat "$dir/body")"

@@ -278,6 +278,19 @@ long=$(printf '%0500d' 0 | tr 0 x)
 VF_ENV="VRAMFIT_FAKE_GPUS=$dir/hostile-gpus.tsv VRAMFIT_SYSROOT=$dir/no-sysroot"
 expect="gpus.0.name gpus.0.processes.0.name gpus.0.processes.0.cmdline gpus.0.processes.1.name gpus.0.processes.1.cmdline"
 json "smi hostile process table" 0 smi --json
+# top --json: one snapshot per line (JSON Lines), each line one document, the hostile table too
+n_case=$((n_case + 1))
+vf top --json -n 2 -d 0.05 >"$dir/out.$n_case" 2>"$dir/err.$n_case"
+rc=$?
+lines=$(wc -l <"$dir/out.$n_case")
+head -n 1 "$dir/out.$n_case" >"$dir/line1.$n_case"
+tail -n 1 "$dir/out.$n_case" >"$dir/line2.$n_case"
+if [ "$rc" = 0 ] && [ "$lines" = 2 ] && why=$(valid "$dir/line1.$n_case" timestamp gpus.0.processes.0.cmdline) &&
+    why=$(valid "$dir/line2.$n_case" timestamp gpus.0.processes.1.cmdline); then
+    ok "top --json: 2 snapshots, one document per line"
+else
+    bad "top --json" "exit $rc, $lines lines ($why): $(head -c 300 "$dir/out.$n_case")"
+fi
 VF_ENV=
 
 # ------------------------------------------------------------------ run

@@ -98,6 +98,12 @@ cmp -s "$dir/e1" "$dir/e2" && ok "stderr byte-identical" || bad "stderr" "differ
 [ $? = 143 ] && ok "killed by SIGTERM: 143" || bad "signal status" "$?"
 "$bin" run --report /dev/null -- /nonexistent/command 2>/dev/null
 [ $? = 127 ] && ok "cannot start: 127" || bad "127" "$?"
+# issue 28: a command that never started gets its error only, no memory verdict after it
+VRAMFIT_GPU_BACKEND=fake VRAMFIT_FAKE_GPUS="$PWD/tests/fixtures/gpus/two-4090.tsv" \
+    "$bin" run -- /nonexistent/command 2>"$dir/127.err"
+rc=$?
+[ $rc = 127 ] && [ "$(cat "$dir/127.err")" = "vramfit run: cannot find '/nonexistent/command': No such file or directory" ] &&
+    ok "cannot start: the error only" || bad "127 text" "exit $rc: $(cat "$dir/127.err")"
 "$bin" run --report /dev/null -- sh -c 'trap "exit 42" TERM; sleep 5 & wait' &
 vp=$!
 sleep 0.4

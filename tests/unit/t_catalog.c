@@ -226,6 +226,22 @@ static void lookups(void **state)
     const struct vf_gpu_spec *near[8];
     assert_u64(vf_catalog_gpu_suggest(c, "h100", near, 8), 3);
     assert_null(vf_catalog_gpu(c, "voodoo5"));
+    /* issue 28: an alias is whole words of one card's id or name, never a prefix of a word:
+     * "409" is no word of rtx-4090 (DESIGN section 8); "l40" is the L40 alone (not also the
+     * L40S, whose word is "l40s"); "6000" is a word of two cards */
+    assert_null(vf_catalog_gpu(c, "rtx-409"));
+    assert_u64(vf_catalog_gpu_suggest(c, "rtx-409", near, 8), 0);
+    assert_string_equal(vf_catalog_gpu(c, "l40")->id, "l40");
+    assert_null(vf_catalog_gpu(c, "6000"));
+    assert_u64(vf_catalog_gpu_suggest(c, "6000", near, 8), 2);
+    assert_string_equal(vf_catalog_gpu(c, "h100 sxm")->id, "h100-sxm");
+    /* Ollama tags: family + the tag's words with a digit = an alias, letters and digits only */
+    assert_string_equal(vf_catalog_model(c, "qwen3:32b")->alias, "qwen3-32b");
+    assert_string_equal(vf_catalog_model(c, "llama3.1:70b-instruct-q4_K_M")->alias,
+                        "llama-3.1-70b");
+    assert_string_equal(vf_catalog_model(c, "qwen3:30b-a3b")->alias, "qwen3-30b-a3b");
+    assert_null(vf_catalog_model(c, "qwen3:33b")); /* no such size */
+    assert_null(vf_catalog_model(c, "qwen3:latest"));
 
     assert_string_equal(vf_catalog_model(c, "meta-llama/llama-3.1-8b-instruct")->id,
                         "meta-llama/Llama-3.1-8B-Instruct");

@@ -71,6 +71,7 @@ static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bo
         if (free_now < budget) {
             budget = free_now;
             out->total_bytes = usable; /* issue 20: that card's CUDA total */
+            out->dev = g;              /* issue 28: its processes */
         }
     }
     out->usable_bytes = budget;
@@ -78,6 +79,20 @@ static enum vf_err card_local(struct vf_arena *a, const struct vf_catalog *c, bo
     out->label = vf_arena_printf(a, "%s (free now)", snap.devs[0].name);
     out->note = "local: CUDA's total less what other processes use now";
     return out->name && out->label ? VF_OK : vf__errf(err, VF_ENOMEM, "out of memory");
+}
+
+/* Up to cap catalog cards whose id is within a third of ref's length (at least 2) edits of
+ * ref, the nearest first; the count. */
+static size_t near_cards(const struct vf_catalog *c, const char *ref,
+                         const struct vf_gpu_spec **out, size_t cap)
+{
+    size_t len = strlen(ref), n = 0;
+    unsigned limit = len / 3 > 2 ? (unsigned)(len / 3) : 2;
+    for (unsigned d = 0; d <= limit && n < cap; d++)
+        for (size_t i = 0; i < c->n_gpus && n < cap; i++)
+            if (vf__edit_distance(ref, c->gpus[i].id) == d)
+                out[n++] = &c->gpus[i];
+    return n;
 }
 
 enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
@@ -122,6 +137,16 @@ enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, cons
                      near[i]->id);
         if (n)
             return vf__errf(err, VF_EINVAL, "ambiguous card '%s': %s", name, list);
+        /* a typo: the catalog ids nearest by edit distance, the nearest first */
+        n = near_cards(c, name, near, 3);
+        for (size_t i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     near[i]->id);
+        if (n)
+            return vf__errf(err, VF_EINVAL,
+                            "unknown card '%s' (did you mean %s? 'vramfit catalog gpus' lists "
+                            "them; a size such as 23.65GiB or 24GB, or 'local', works too)",
+                            name, list);
         return vf__errf(err, VF_EINVAL,
                         "unknown card '%s' (a catalog id such as rtx-4090, 'vramfit catalog "
                         "gpus' lists them; or a size such as 23.65GiB or 24GB; or 'local')",
@@ -135,6 +160,34 @@ enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, cons
 
 /* ------------------------------------------------------------------ answers */
 
+/* An Ollama tag's weights: the quantization the tag names, else Q4_K_M, the quantization of
+ * the Ollama library's default tags (ollama.com/library: "qwen3:32b" is the Q4_K_M file) for a
+ * checkpoint of 16-bit weights; a checkpoint stored below 16 bits (gpt-oss's MXFP4) is shipped
+ * as it is. --weights wins over the tag. Says which in w->model_note. */
+static enum vf_err ollama_weights(struct vf_arena *a, struct vf_workload *w,
+                                  const struct vf_model *m, const char *quant, struct vf_error *err)
+{
+    bool sixteen = m->native.kind == VF_QK_NATIVE ||
+                   (m->native.kind == VF_QK_PLAIN && vf_dtype_bytes(m->native.dtype, 1024) >= 2048);
+    const char *q = *quant ? quant : sixteen ? "Q4_K_M" : NULL;
+    if (w->weights.kind != VF_QK_NATIVE || !q) {
+        w->model_note =
+            vf_arena_printf(a, "model %s: the Ollama tag '%s'%s", m->id, w->model,
+                            w->weights.kind != VF_QK_NATIVE ? ", at the --weights given"
+                                                            : ", at the checkpoint's own storage");
+        return VF_OK;
+    }
+    enum vf_err rc = vf_quant_parse(q, &w->weights, err);
+    if (rc)
+        return rc;
+    w->model_note = vf_arena_printf(a, "model %s at %s: the Ollama tag '%s'%s", m->id,
+                                    w->weights.name, w->model,
+                                    *quant ? ""
+                                           : " (no quantization in the tag: the library's "
+                                             "default tags are Q4_K_M)");
+    return VF_OK;
+}
+
 /* The model, its task unless --task said one, and the engine its format implies. */
 static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
                                  struct vf_workload *w, struct vf_model *m, struct vf_error *err)
@@ -146,6 +199,10 @@ static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
         return rc;
     if (!w->task_set)
         w->task = m->task;
+    char quant[24];
+    if (vf__ollama_tag(c, w->model, quant, sizeof quant) &&
+        (rc = ollama_weights(a, w, m, quant, err)))
+        return rc;
     /* DESIGN section 8: a GGUF file runs on llama.cpp unless --engine says otherwise */
     if (!w->engine && w->task == VF_TASK_INFER && m->n_tensors && m->tensors &&
         m->tensors[0].ggml_type >= 0 && vf_engine_find("llama.cpp"))
@@ -157,6 +214,8 @@ static enum vf_err resolve_model(struct vf_arena *a, const struct vf_catalog *c,
 static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
                               struct vf_estimate *e, struct vf_error *err)
 {
+    if (w->model_note)
+        vf__assume(a, e, "%s", w->model_note);
     if (w->engine_by)
         vf__assume(a, e, "engine %s: selected by its own flag %s", w->engine, w->engine_by);
     if (w->llamacpp_total_ctx)
@@ -187,6 +246,28 @@ static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
         }
 }
 
+/* --gpu local, short: the process on the budget's card that frees enough by itself when
+ * stopped (the smallest that does: the least work lost), named as smi names it. Its memory
+ * comes back as free memory, which is the local budget (card_local). */
+static void stop_to_fit(struct vf_arena *a, const struct vf_gpu_dev *d, struct vf_fit *f)
+{
+    if (f->fits || f->why_not || f->headroom_bytes >= 0)
+        return;
+    uint64_t short_by = (uint64_t)-f->headroom_bytes;
+    const struct vf_gpu_proc *best = NULL;
+    for (size_t i = 0; i < d->n_procs; i++) {
+        const struct vf_gpu_proc *p = &d->procs[i];
+        if (p->name && p->used_bytes != VF_UNKNOWN && p->used_bytes >= short_by &&
+            (!best || p->used_bytes < best->used_bytes))
+            best = p;
+    }
+    if (!best)
+        return;
+    f->stop_pid = best->local_pid ? best->local_pid : best->pid;
+    f->stop_name = best->app ? vf_arena_printf(a, "%s, %s", best->app, best->name) : best->name;
+    f->stop_bytes = best->used_bytes;
+}
+
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
                                struct vf_workload *w, struct vf_answer *out, struct vf_error *err)
 {
@@ -213,6 +294,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
         return rc;
     if (out->has_fit)
         fit_speed(c, &out->model, &out->est, w, &out->fit);
+    if (out->has_fit && out->card.dev)
+        stop_to_fit(a, out->card.dev, &out->fit);
     out->yes = !out->has_fit || out->fit.fits;
     return VF_OK;
 }

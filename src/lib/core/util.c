@@ -52,6 +52,11 @@ unsigned vf__edit_distance(const char *a, const char *b)
     return row[lb] > 255 ? 255 : row[lb];
 }
 
+unsigned vf_edit_distance(const char *a, const char *b)
+{
+    return vf__edit_distance(a, b);
+}
+
 /* What a file that is not a regular file is, for the error: "a FIFO", "a directory", ... */
 const char *vf__file_kind(unsigned mode)
 {

@@ -148,10 +148,14 @@ static enum vf_err comfy_encoders(struct comfy *c, struct vf_error *err)
     struct vf_estimate *e = c->e;
     c->te = vf__pipeline_encoder_bytes(p, c->low_bits, &c->r.o.te_weights);
     const char *enames = ""; /* at full length (names come from pipeline files) */
+    const struct vf_quant *tq = &c->r.o.te_weights;
     for (size_t i = 0; i < p->n_enc && enames; i++) {
         bool f8 = c->low_bits && p->enc[i].fp8_file;
-        enames = vf_arena_printf(c->a, "%s%s%s %s", enames, i ? " + " : "", p->enc[i].name,
-                                 vf_dtype_name(f8 ? VF_DT_FP8 : p->enc[i].dtype));
+        /* the label is the storage the bytes were computed at: --text-encoder-weights when
+         * given (issue 28: it said fp16 over fp8 bytes), else the file's */
+        enames = vf_arena_printf(
+            c->a, "%s%s%s %s", enames, i ? " + " : "", p->enc[i].name,
+            tq->kind != VF_QK_NATIVE ? tq->name : vf_dtype_name(f8 ? VF_DT_FP8 : p->enc[i].dtype));
     }
     if (!enames)
         return vf__errf(err, VF_ENOMEM, "'%s': out of memory", c->m->id);
@@ -169,11 +173,17 @@ static enum vf_err comfy_encoders(struct comfy *c, struct vf_error *err)
             e, "text_encoders", c->te, gpu ? "all" : "encode",
             vf_arena_printf(c->a, "%s (%s)", enames, gpu ? "kept on the GPU" : "encode"));
     }
-    vf__assume(c->a, e,
-               "text encoders %s: ComfyUI's default files are 16-bit; with weights below 16 bits "
-               "the encoders that have an fp8 file use it, as ComfyUI's fp8 workflows do "
-               "(F-DIF-02)",
-               enames);
+    if (tq->kind != VF_QK_NATIVE)
+        vf__assume(c->a, e,
+                   "text encoders %s: --text-encoder-weights %s, every encoder at %u bits per "
+                   "parameter (F-DIF-02)",
+                   enames, tq->name, vf_quant_bits(tq));
+    else
+        vf__assume(c->a, e,
+                   "text encoders %s: ComfyUI's default files are 16-bit; with weights below 16 "
+                   "bits the encoders that have an fp8 file use it, as ComfyUI's fp8 workflows "
+                   "do (F-DIF-02)",
+                   enames);
     return VF_OK;
 }
 
@@ -419,8 +429,10 @@ static uint64_t peak_of(struct vf_arena *a, const struct vf_model *m, const stru
 /*
  * F-DIF-13: ComfyUI's fixes in our guide's order, each estimated on the changed workload:
  * fp8 weights, GGUF Q8_0 (16 GB cards), Q5_K_M and Q4_K_S (12 GB), VAE Decode (Tiled), batch 1,
- * a lower resolution, fewer frames at 480p, block swap (the fewest blocks that fit), the text
- * encoders on the CPU; then the Manager's unload buttons and --lowvram, slowest last.
+ * a lower resolution (images), fewer frames at 480p and block swap (the fewest blocks that fit;
+ * both video only), the text encoders on the CPU; then the Manager's unload buttons and
+ * --lowvram, slowest last. Each fix is for the workload's kind: an image gets no frames and no
+ * video wrapper's block swap.
  */
 static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                         const struct vf_estimate *e0, struct vf_estimate *e)
@@ -488,8 +500,9 @@ static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const stru
                                     x.diffusion.width, x.diffusion.height);
             cost = "a shorter, smaller video";
             break;
-        case 8: {
-            if (w->diffusion.offload != VF_DOFF_NONE)
+        case 8: { /* block swap is the video wrappers' (WanVideoWrapper's blocks_to_swap):
+                   * an image workflow's is --lowvram below (issue 28) */
+            if (w->diffusion.offload != VF_DOFF_NONE || p->task != VF_TASK_VIDEO)
                 continue;
             uint32_t lo = 1, hi = p->layers, found = 0;
             x.diffusion.offload = VF_DOFF_BLOCK_SWAP;

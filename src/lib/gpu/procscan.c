@@ -6,7 +6,9 @@
  * container (NVIDIA/nvidia-docker#1483), where they do not exist: then the local processes
  * holding /dev/nvidia* are found through /proc/PID/fd, and when exactly one such process is
  * left for exactly one unknown PID they are matched, said as such (research
- * anchors-monitoring.md 4).
+ * anchors-monitoring.md 4). Each process is also named as the application it is (ComfyUI, a
+ * Jupyter kernel and its notebook, vLLM, Ollama, llama-server, a training script), for the
+ * lists of smi and top and top's kill confirmation.
  */
 #include "internal.h"
 
@@ -80,6 +82,70 @@ static const char *hint_of(const char *cmd)
     return NULL;
 }
 
+/* The notebook a Jupyter kernel runs: jupyter_server's session manager starts each kernel
+ * with JPY_SESSION_NAME = the notebook's path (jupyter_server 2.x, services/sessions/
+ * sessionmanager.py); its last path element, or NULL when the environment is not readable. */
+static const char *notebook_of(struct vf_arena *a, uint32_t pid)
+{
+    size_t len = 0;
+    char *env = pid ? proc_file(a, pid, "environ", &len) : NULL;
+    static const char key[] = "JPY_SESSION_NAME=";
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
+        if (strncmp(env + i, key, sizeof key - 1) || !env[i + sizeof key - 1])
+            continue;
+        const char *path = env + i + sizeof key - 1, *slash = strrchr(path, '/');
+        return slash && slash[1] ? slash + 1 : path;
+    }
+    return NULL;
+}
+
+/* The script a Python command line runs: the last path element of its first `.py` word. */
+static const char *script_of(struct vf_arena *a, const char *cmd)
+{
+    for (const char *w = cmd; w && *w; w += strcspn(w, " ")) {
+        w += strspn(w, " ");
+        size_t n = strcspn(w, " ");
+        if (n > 3 && !strncmp(w + n - 3, ".py", 3)) {
+            const char *base = w;
+            for (size_t k = 0; k < n; k++)
+                if (w[k] == '/')
+                    base = w + k + 1;
+            return vf_arena_printf(a, "%.*s", (int)(n - (size_t)(base - w)), base);
+        }
+    }
+    return NULL;
+}
+
+/* F-GPU-03: the application a process is, from its command line (first match wins: ComfyUI
+ * and Jupyter before the engines, as a notebook may import vllm); NULL when none is known. */
+static const char *app_of(struct vf_arena *a, uint32_t pid, const char *cmd)
+{
+    if (!cmd)
+        return NULL;
+    if (strstr(cmd, "ComfyUI") || strstr(cmd, "comfyui"))
+        return "ComfyUI";
+    if (strstr(cmd, "ipykernel") || strstr(cmd, "jupyter")) {
+        const char *nb = notebook_of(a, pid);
+        return nb ? vf_arena_printf(a, "Jupyter kernel %s", nb) : "Jupyter kernel";
+    }
+    if (strstr(cmd, "vllm"))
+        return "vLLM";
+    if (strstr(cmd, "ollama"))
+        return "Ollama";
+    if (strstr(cmd, "llama-server") || strstr(cmd, "llama-cli"))
+        return strstr(cmd, "llama-server") ? "llama-server" : "llama-cli";
+    const char *py = script_of(a, cmd);
+    bool launcher =
+        strstr(cmd, "torchrun") || strstr(cmd, "accelerate launch") || strstr(cmd, "deepspeed");
+    if (py && (launcher || strstr(py, "train") || strstr(py, "finetune")))
+        return vf_arena_printf(a, "training script %s", py);
+    if (py)
+        return vf_arena_printf(a, "script %s", py);
+    return launcher ? "training launcher" : NULL;
+}
+
 /* Does process pid hold a /dev/nvidia* file? */
 static bool holds_nvidia(uint32_t pid)
 {
@@ -135,6 +201,7 @@ void vf__procscan(struct vf_arena *a, struct vf_gpu_snapshot *s)
                 lost = p;
             }
             p->hint = hint_of(p->cmdline ? p->cmdline : p->name);
+            p->app = app_of(a, p->local_pid ? p->local_pid : p->pid, p->cmdline);
         }
     if (unknown != 1)
         return;
@@ -166,5 +233,6 @@ void vf__procscan(struct vf_arena *a, struct vf_gpu_snapshot *s)
         lost->match = "the only process here holding /dev/nvidia* (the driver reports the "
                       "host's PID)";
         lost->hint = hint_of(lost->cmdline ? lost->cmdline : lost->name);
+        lost->app = app_of(a, cand, lost->cmdline);
     }
 }

@@ -318,6 +318,23 @@ enum {
     P_PROVIDER,
     P_SOURCE
 };
+/* Issue 28: an offer of n > 1 cards whose price is exactly n x the single-card offer of the
+ * same card, provider, kind and currency was derived from it, not quoted: say so. */
+static void mark_derived(struct vf_catalog *c)
+{
+    for (size_t i = 0; i < c->n_offers; i++) {
+        struct vf_offer *o = &c->offers[i];
+        for (size_t k = 0; o->count > 1 && k < c->n_offers && !o->derived; k++) {
+            const struct vf_offer *one = &c->offers[k];
+            o->derived = one->count == 1 && !strcmp(one->gpu_id, o->gpu_id) &&
+                         !strcmp(one->currency, o->currency) && !strcmp(one->kind, o->kind) &&
+                         !strcmp(one->provider, o->provider) &&
+                         one->price_micro <= UINT64_MAX / o->count &&
+                         one->price_micro * o->count == o->price_micro;
+        }
+    }
+}
+
 static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, struct vf_error *err)
 {
     static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
@@ -359,6 +376,7 @@ static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, stru
         o->source = field(&r, P_SOURCE);
     }
     c->n_offers = t.n_rows;
+    mark_derived(c);
     return VF_OK;
 }
 
@@ -485,20 +503,46 @@ static void normalize(const char *s, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* Does the word sequence of ref (letters and digits, split at anything else, lowercased) occur
+ * whole and in order in that of s? "4090" in "rtx-4090", "h100" in "h100-sxm"; "409" is not a
+ * word of "rtx-4090", so a typo never resolves to a card by being a prefix of its name. */
+static bool words_in(const char *ref, const char *s)
+{
+    char r[128], t[128];
+    size_t nr = 0, nt = 0;
+    for (const char *p = ref; *p && nr + 2 < sizeof r; p++)
+        r[nr++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : ' ';
+    for (const char *p = s; *p && nt + 2 < sizeof t; p++)
+        t[nt++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : ' ';
+    r[nr] = t[nt] = 0;
+    /* squeeze to " w1 w2 ... " so a match of " w1 w2 " is a match of whole words */
+    char rs[132] = " ", ts[132] = " ";
+    const char *src[2] = {r, t};
+    char *dst[2] = {rs, ts};
+    for (int k = 0; k < 2; k++) {
+        size_t n = 1;
+        for (const char *w = src[k]; *w;) {
+            w += strspn(w, " ");
+            size_t l = strcspn(w, " ");
+            if (l) {
+                memcpy(dst[k] + n, w, l);
+                n += l;
+                dst[k][n++] = ' ';
+            }
+            w += l;
+        }
+        dst[k][n] = 0;
+    }
+    return rs[1] && strstr(ts, rs);
+}
+
 size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
                               const struct vf_gpu_spec **out, size_t cap)
 {
-    char r[128], id[128], nm[128];
     size_t n = 0;
-    normalize(ref, r, sizeof r);
-    if (!*r)
-        return 0;
-    for (size_t i = 0; i < c->n_gpus && n < cap; i++) {
-        normalize(c->gpus[i].id, id, sizeof id);
-        normalize(c->gpus[i].name, nm, sizeof nm);
-        if (strstr(id, r) || strstr(nm, r))
+    for (size_t i = 0; i < c->n_gpus && n < cap; i++)
+        if (words_in(ref, c->gpus[i].id) || words_in(ref, c->gpus[i].name))
             out[n++] = &c->gpus[i];
-    }
     return n;
 }
 
@@ -515,7 +559,8 @@ const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char 
         if (!strcmp(id, r) || !strcmp(nm, r))
             return &c->gpus[i];
     }
-    /* a unique partial match: "4090" -> rtx-4090, "l40s" -> l40s */
+    /* DESIGN section 8: an unambiguous alias, whole words of one card's id or name: "4090" ->
+     * rtx-4090; "h100" is three cards and no answer */
     const struct vf_gpu_spec *hits[2];
     if (vf_catalog_gpu_suggest(c, ref, hits, 2) == 1)
         return hits[0];
@@ -535,7 +580,8 @@ const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, cons
         if (slash && !vf__strcasecmp(slash + 1, ref))
             return &c->models[i];
     }
-    return NULL;
+    char quant[24]; /* an Ollama tag (model.c); the answer applies its quantization */
+    return vf__ollama_tag(c, ref, quant, sizeof quant);
 }
 
 size_t vf_catalog_suggest(const struct vf_catalog *c, const char *ref,

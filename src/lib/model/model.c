@@ -15,6 +15,7 @@
 #include "read/read_gguf.h"
 #include "read/read_safetensors.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -635,6 +636,57 @@ size_t vf__model_type_counts(const struct vf_model *m, struct vf__type_count *ou
     return n;
 }
 
+/* ------------------------------------------------------------- Ollama tags */
+
+/* Letters and digits of s, lowercased, appended to out (of cap bytes) at *n. */
+static void alnum_into(const char *s, size_t len, char *out, size_t cap, size_t *n)
+{
+    for (size_t i = 0; i < len && s[i] && *n + 1 < cap; i++)
+        if (isalnum((unsigned char)s[i]))
+            out[(*n)++] = (char)tolower((unsigned char)s[i]);
+    out[*n] = 0;
+}
+
+/* Ollama names a model FAMILY:TAG, the tag's words joined by '-': the size and variant words
+ * that hold a digit ("32b", "a3b", "8x7b"), words without one ("instruct", "it", "text"), and
+ * last a quantization ("q4_K_M", "q8_0", "fp16"). The family and the words with a digit, letters
+ * and digits only, are the catalog alias's or name's ("llama3.1" + "70b" = "llama3170b" =
+ * llama-3.1-70b). */
+const struct vf_catalog_model *vf__ollama_tag(const struct vf_catalog *c, const char *ref,
+                                              char *quant, size_t cap)
+{
+    const char *colon = strchr(ref, ':');
+    if (cap)
+        quant[0] = 0;
+    if (!colon || colon == ref || strchr(colon + 1, ':') || strchr(ref, '/') ||
+        !strncmp(ref, "hf:", 3))
+        return NULL;
+    char key[128];
+    size_t n = 0;
+    alnum_into(ref, (size_t)(colon - ref), key, sizeof key, &n);
+    for (const char *w = colon + 1; *w;) {
+        size_t l = strcspn(w, "-");
+        struct vf_quant q;
+        char word[24];
+        snprintf(word, sizeof word, "%.*s", (int)l, w);
+        if (!w[l] && l < sizeof word && l < cap && !vf_quant_parse(word, &q, NULL))
+            snprintf(quant, cap, "%s", word);
+        else if (strcspn(w, "0123456789") < l)
+            alnum_into(w, l, key, sizeof key, &n);
+        w += l + (w[l] == '-');
+    }
+    for (size_t i = 0; i < c->n_models; i++) {
+        char alias[128], name[128];
+        size_t na = 0, nn = 0;
+        const struct vf_catalog_model *m = &c->models[i];
+        alnum_into(m->alias ? m->alias : "", SIZE_MAX, alias, sizeof alias, &na);
+        alnum_into(m->name ? m->name : "", SIZE_MAX, name, sizeof name, &nn);
+        if (!strcmp(key, alias) || !strcmp(key, name))
+            return m;
+    }
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- public */
 
 static enum vf_err unknown(const struct vf_catalog *c, const char *ref, struct vf_error *err)
@@ -728,5 +780,8 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
         return from_hub(a, &h, out, err);
     if (ends_with(ref, ".gguf") || ends_with(ref, ".safetensors") || ends_with(ref, ".json"))
         return vf__errf(err, VF_ENOENT, "cannot open '%s': no such file", ref);
+    char quant[24];
+    if ((cm = vf__ollama_tag(c, ref, quant, sizeof quant))) /* the answer applies the quant */
+        return cm->loaded ? (*out = *cm->loaded, VF_OK) : from_catalog(a, c, cm, out, err);
     return unknown(c, ref, err);
 }

@@ -101,6 +101,13 @@ static void fit_jw(struct vf__jw *j, const struct vf_fit *f)
     if (f->max_frames)
         vf__jw_int(j, "max_frames", f->max_frames);
     vf__jw_text(j, "why_not", f->why_not);
+    if (f->stop_pid) { /* issue 28: --gpu local: the process to stop for it to fit */
+        vf__jw_open(j, "stop", '{');
+        vf__jw_int(j, "pid", f->stop_pid);
+        vf__jw_str(j, "name", f->stop_name);
+        vf__jw_bytes(j, "bytes", f->stop_bytes);
+        vf__jw_close(j);
+    }
     vf__jw_close(j);
 }
 
@@ -338,6 +345,8 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
     vf__jw_str(j, "kind", of ? of->kind : NULL);
     vf__jw_str(j, "provider", of ? of->provider : NULL);
     vf__jw_str(j, "as_of", of ? of->as_of : NULL);
+    if (of && of->derived) /* DESIGN section 8: n x a single-card price, not a quote */
+        vf__jw_bool(j, "derived", true);
     vf__jw_bool(j, "fits", r->fit.fits);
     if (rank)
         vf__jw_int(j, "rank", rank);
@@ -555,6 +564,7 @@ char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s)
             json_object_set_new(j, "used_bytes", vf__json_bytes(p->used_bytes));
             json_object_set_new(j, "name", vf__json_str(p->name));
             json_object_set_new(j, "cmdline", vf__json_str(p->cmdline));
+            json_object_set_new(j, "app", vf__json_str(p->app));
             json_object_set_new(j, "kind", vf__json_str(p->kind));
             json_object_set_new(j, "container", vf__json_str(p->container));
             json_object_set_new(j, "hint", vf__json_str(p->hint));

@@ -222,16 +222,29 @@ static void fit_verdict(struct vf__sb *s, const struct vf_fit *fit, bool ascii)
     } else {
         vf__sb_printf(s, "  %s does not fit: short by %s\n", ascii ? "no:" : "\u2717",
                       vf_format_bytes(b, sizeof b, (uint64_t)-fit->headroom_bytes, VF_FMT_IEC));
+        if (fit->stop_pid) /* issue 28: --gpu local */
+            vf__sb_printf(s, "  stop PID %u (%s, holding %s) and it fits\n", fit->stop_pid,
+                          fit->stop_name ? fit->stop_name : "?",
+                          vf_format_bytes(b, sizeof b, fit->stop_bytes, VF_FMT_IEC));
     }
 }
 
 /* Inference: the largest context at e's users, the most users at e's context. */
 static void infer_limits(struct vf__sb *s, const struct vf_estimate *e, const struct vf_fit *fit)
 {
-    char b[48];
+    char b[48], b2[48];
+    uint64_t max = e->model.max_ctx_tokens;
+    bool full = false;
     if (fit->max_ctx_tokens == 0)
         vf__sb_printf(s, "  not even 1 token of context fits at %llu %s\n",
                       (unsigned long long)e->users, users_word(e->users));
+    else if (!fit->fits && max && max != VF_UNKNOWN && e->ctx_tokens == max &&
+             (full = fit->max_ctx_tokens < max)) /* issue 28: the full context does not fit */
+        vf__sb_printf(s, "  fits up to %llu tokens at %llu %s (--ctx %llu); the full %s needs %s\n",
+                      (unsigned long long)fit->max_ctx_tokens, (unsigned long long)e->users,
+                      users_word(e->users), (unsigned long long)fit->max_ctx_tokens,
+                      vf_format_tokens(b, sizeof b, max),
+                      vf_format_bytes(b2, sizeof b2, e->total_bytes, VF_FMT_IEC));
     else
         vf__sb_printf(s, "  largest context at %llu %s: %s tokens (--ctx %llu)\n",
                       (unsigned long long)e->users, users_word(e->users),
@@ -241,7 +254,7 @@ static void infer_limits(struct vf__sb *s, const struct vf_estimate *e, const st
         vf__sb_printf(s, "  largest number of users at %s tokens: %llu (--users %llu)\n",
                       vf_format_tokens(b, sizeof b, e->ctx_tokens),
                       (unsigned long long)fit->max_users, (unsigned long long)fit->max_users);
-    else
+    else if (!full) /* the line above said it */
         vf__sb_printf(s, "  not even 1 user fits at %s tokens\n",
                       vf_format_tokens(b, sizeof b, e->ctx_tokens));
 }
@@ -495,6 +508,9 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
                       cost ? "per token" : "that fits", pc < 10 ? " (tight)" : "");
     else if (pc < 10)
         vf__sb_printf(s, "   (tight)");
+    if (r->offer->derived) /* issue 28: a derived price, not a quote */
+        vf__sb_printf(s, "%s%u %s single-card price", rank == 0 || pc < 10 ? "; " : "   ", r->count,
+                      ascii ? "x" : "\u00d7");
     if (r->original)
         vf__sb_printf(s, "   %s %s/h %s at %s (%s)", r->original->currency,
                       vf_format_price(b1, sizeof b1, r->original->price_micro, 3),
@@ -905,7 +921,7 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
             vf__sb_printf(&b, ", %s reserved by the driver",
                           vf_format_bytes(b1, sizeof b1, d->reserved_bytes, VF_FMT_IEC));
         if (d->util_percent != UINT32_MAX)
-            vf__sb_printf(&b, "  ·  %u %% busy", d->util_percent);
+            vf__sb_printf(&b, "  %s  %u %% busy", ascii ? "-" : "\u00b7", d->util_percent);
         if (d->unified)
             vf__sb_printf(&b, "  (unified memory: the system's RAM, /proc/meminfo)");
         vf__sb_printf(&b, "\n  ");
@@ -915,17 +931,17 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
             vf__sb_printf(&b, "  no processes hold memory on it\n\n");
             continue;
         }
-        vf__sb_printf(&b, "  %8s  %11s  %-16s  %-12s  %s\n", "PID", "memory", "process",
-                      "container", "command");
+        vf__sb_printf(&b, "  %8s  %11s  %-16s  %-30s  %-12s  %s\n", "PID", "memory", "process",
+                      "application", "container", "command");
         for (size_t k = 0; k < d->n_procs; k++) {
             const struct vf_gpu_proc *p = &d->procs[k];
             char pid[32];
             snprintf(pid, sizeof pid, p->local_pid ? "%u=%u" : "%u", p->pid, p->local_pid);
-            vf__sb_printf(&b, "  %8s  %11s  %-16.16s  %-12s  %.60s\n", pid,
+            vf__sb_printf(&b, "  %8s  %11s  %-16.16s  %-30.30s  %-12s  %.60s\n", pid,
                           p->used_bytes == VF_UNKNOWN
                               ? "?"
                               : vf_format_bytes(b1, sizeof b1, p->used_bytes, VF_FMT_IEC),
-                          p->name ? p->name : "(not visible here)",
+                          p->name ? p->name : "(not visible here)", p->app ? p->app : "-",
                           p->container ? p->container : "-", p->cmdline ? p->cmdline : "");
             if (p->match)
                 vf__sb_printf(&b, "  %8s  PID %u here: %s\n", "", p->local_pid, p->match);
@@ -933,14 +949,16 @@ char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
         const struct vf_gpu_proc *t = top_proc(d);
         if (t && t->used_bytes != VF_UNKNOWN) {
             uint32_t kp = t->local_pid ? t->local_pid : t->pid;
-            vf__sb_printf(&b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
-                          vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
-                          vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
-                          vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
-                          t->name ? t->name : "a process not visible here", kp,
-                          t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
-                          t->hint ? " - " : "", t->hint ? t->hint : "",
-                          t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
+            vf__sb_printf(
+                &b, "  %s of %s used: %s by %s (PID %u%s)%s%s%s\n",
+                vf_format_bytes(b1, sizeof b1, d->used_bytes, VF_FMT_IEC),
+                vf_format_bytes(b2, sizeof b2, d->total_bytes, VF_FMT_IEC),
+                vf_format_bytes(b3, sizeof b3, t->used_bytes, VF_FMT_IEC),
+                t->name ? (t->app ? vf_arena_printf(a, "%s, %s", t->app, t->name) : t->name)
+                        : "a process not visible here",
+                kp, t->container ? vf_arena_printf(a, ", container %s", t->container) : "",
+                t->hint ? " - " : "", t->hint ? t->hint : "",
+                t->name ? vf_arena_printf(a, "; or kill %u", kp) : "");
         }
         vf__sb_printf(&b, "\n");
     }
