@@ -1146,6 +1146,9 @@ struct vf_oom_context {
     double gpu_memory_utilization;  /* vLLM, 0 when not seen */
     uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
     const char *node_type;          /* ComfyUI's error report: the node that failed ("...Loader") */
+    /* issue 19: the job the log shows (train, video, image, infer; NULL: none shown) and the
+     * phase or llama.cpp buffer last named (weights, kv, compute, decode; NULL) */
+    const char *job, *phase;
     struct vf_oom_symptom *symptoms; /* symptoms seen (the first VF_OOM_MAX_SYMPTOMS) */
     size_t n_symptoms;
 };
@@ -1173,6 +1176,9 @@ struct vf_fix {
     const char *quality;  /* "none", "minor", "major" */
     double speed_factor;  /* 1.0 = no change, 0.75 = 25 % slower */
     const char *cost;     /* words: "20-30 % slower" */
+    /* issue 19: what the fix applies to, space-separated words, NULL = any: the fix groups
+     * (struct vf_explain.group), platforms and jobs */
+    const char *tag_tools, *tag_platforms, *tag_jobs;
 };
 
 #define VF_MAX_FIXES    16
@@ -1196,6 +1202,10 @@ struct vf_explain_opts {
     /* What the user says of the workload (--seq, --batch, --method, --gpus, ...), for what
      * the log does not show; what the log shows wins. NULL: nothing said. */
     const struct vf_workload *workload;
+    /* issue 19: the card the job ran on (--gpu), when the log does not give its total:
+     * usable bytes (0 = not given) and the catalog card (NULL for a raw size) */
+    uint64_t gpu_usable_bytes;
+    const struct vf_gpu_spec *gpu;
 };
 
 struct vf_explain {
@@ -1208,6 +1218,10 @@ struct vf_explain {
     size_t n_fixes;
     const struct vf_gpu_spec *bigger_card; /* the cheapest card that would fit, or NULL */
     const struct vf_offer *bigger_offer;
+    /* issue 19: what the fixes were chosen for: the tool (--tool or the event's), its fix
+     * group (the tools tag of struct vf_fix), the platform (cuda rocm mps xpu cpu) and the
+     * job (image infer train unknown) */
+    const char *tool, *group, *platform, *job;
 };
 
 /* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn).

@@ -171,8 +171,8 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         vf__sb_printf(&b, "  - %s\n", d->evidence[i]);
 
     if (x->n_fixes) {
-        vf__sb_printf(&b, "\nFixes for %s, in the order to try them:\n",
-                      ev->tool ? ev->tool : "this tool");
+        const char *tool = x->tool ? x->tool : ev->tool; /* --tool wins (issue 19) */
+        vf__sb_printf(&b, "\nFixes for %s, in the order to try them:\n", tool ? tool : "this tool");
         for (size_t i = 0; i < x->n_fixes; i++) {
             const struct vf_fix *f = &x->fixes[i];
             if (f->saves_bytes != VF_UNKNOWN)
