@@ -1179,6 +1179,9 @@ struct vf_fix {
     /* issue 19: what the fix applies to, space-separated words, NULL = any: the fix groups
      * (struct vf_explain.group), platforms and jobs */
     const char *tag_tools, *tag_platforms, *tag_jobs;
+    /* issue 19: the shortfall left after this fix alone (0: it covers it), VF_UNKNOWN when
+     * the shortfall or the saving is not known (DESIGN section 8) */
+    uint64_t still_short_bytes;
 };
 
 #define VF_MAX_FIXES    16
@@ -1222,6 +1225,14 @@ struct vf_explain {
      * group (the tools tag of struct vf_fix), the platform (cuda rocm mps xpu cpu) and the
      * job (image infer train unknown) */
     const char *tool, *group, *platform, *job;
+    /* issue 19: the shortfall the fixes are measured against (VF_UNKNOWN: not known), and the
+     * combination: the fixes (indices into fixes[]) applied one on top of the other, in
+     * order, each kept when it lowers the estimate, until the estimate fits the card */
+    uint64_t short_bytes;
+    size_t combination[VF_MAX_FIXES];
+    size_t n_combination;
+    bool combination_fits;
+    uint64_t combination_total_bytes; /* the estimate with the combination, VF_UNKNOWN: none */
 };
 
 /* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn).

@@ -1203,7 +1203,46 @@ static void saves_budget(const struct fixing *x, struct vf_fix *f)
         f->missing = "the card's total: the message does not give it";
 }
 
-/* F-OOM-20: saves = estimate(before).total - estimate(after).total. */
+/* The phase of an image/video job that failed, from the log: ComfyUI's node (a loader, a
+ * sampler, the VAE decode, a text encoder) or a decode seen in the traceback; NULL: the peak. */
+static const char *failed_phase(const struct fixing *x)
+{
+    const struct vf_oom_context *ctx = x->ctx;
+    const char *node = ctx ? ctx->node_type : NULL;
+    if (x->job != J_IMAGE || !ctx)
+        return NULL;
+    if ((ctx->phase && is(ctx->phase, "decode")) || has(node, "Decode"))
+        return "decode";
+    if (has(node, "Loader"))
+        return "load";
+    if (has(node, "Sampler"))
+        return "denoise";
+    if (has(node, "TextEncode"))
+        return "encode";
+    return NULL;
+}
+
+/* F-OOM-24: what the card holds at a phase: the components of that phase and of every phase;
+ * "load", the weights resident while denoising (no activations, no runtime); NULL: the peak. */
+static uint64_t phase_bytes(const struct vf_estimate *e, const char *phase)
+{
+    if (!phase)
+        return e->total_bytes;
+    bool load = !strcmp(phase, "load");
+    uint64_t sum = 0;
+    for (size_t i = 0; i < e->n_components; i++) {
+        const struct vf_component *c = &e->components[i];
+        const char *ph = c->phase;
+        bool in = !ph || !strcmp(ph, "all") || !strcmp(ph, load ? "denoise" : phase);
+        if (load && (!strcmp(c->name, "activations") || !strcmp(c->name, "runtime_overhead")))
+            in = false;
+        if (in && c->device != VF_DEV_HOST)
+            sum = vf__sat_add(sum, c->bytes);
+    }
+    return sum;
+}
+
+/* F-OOM-20: saves = estimate(before) - estimate(after), at the phase that failed (F-OOM-24). */
 static void saves_estimated(const struct fixing *x, struct vf_fix *f)
 {
     struct vf_estimate after;
@@ -1212,10 +1251,10 @@ static void saves_estimated(const struct fixing *x, struct vf_fix *f)
         f->missing = vf_arena_printf(x->a, "an estimate of the changed workload (%s)", e.msg);
         return;
     }
-    uint64_t before = x->k->est.total_bytes;
-    f->saves_bytes = before != VF_UNKNOWN && after.total_bytes != VF_UNKNOWN
-                         ? (before > after.total_bytes ? before - after.total_bytes : 0)
-                         : VF_UNKNOWN;
+    const char *phase = failed_phase(x);
+    uint64_t before = phase_bytes(&x->k->est, phase), now = phase_bytes(&after, phase);
+    f->saves_bytes =
+        before != VF_UNKNOWN && now != VF_UNKNOWN ? (before > now ? before - now : 0) : VF_UNKNOWN;
     if (f->saves_bytes == VF_UNKNOWN)
         f->missing = "an estimate in bytes";
 }
@@ -1266,21 +1305,35 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_FRAG] = {.saves = saves_cache, .from_event = true},
 };
 
+/* x for rule r, its change to be made on top of w. */
+static void fixing_init(struct fixing *x, struct vf_arena *a, const struct rule *r,
+                        const struct known *k, const struct sit *s, const struct vf_workload *w)
+{
+    const struct vf_oom_context *ctx = s->ctx;
+    *x = (struct fixing){.a = a,
+                         .r = r,
+                         .k = k,
+                         .ev = s->ev,
+                         .ctx = ctx,
+                         .job = s->job,
+                         .arg = changes[r->ch].arg,
+                         .w = *w};
+    x->value = "";
+    x->c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
+    x->b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    if (!x->b && k->ok) /* the batch the user said */
+        x->b = k->w.task == VF_TASK_TRAIN                                 ? k->w.train.batch
+               : k->w.task == VF_TASK_IMAGE || k->w.task == VF_TASK_VIDEO ? k->w.diffusion.batch
+                                                                          : k->w.users;
+}
+
 /* Fills one fix from a rule: its command with '#' replaced, and what it saves (F-OOM-20). */
 static void make_fix(struct vf_arena *a, const struct rule *r, const struct known *k,
                      const struct sit *s, struct vf_fix *f)
 {
     const struct change_kind *ck = &changes[r->ch];
-    const struct vf_oom_context *ctx = s->ctx;
-    struct fixing x = {
-        .a = a, .r = r, .k = k, .ev = s->ev, .ctx = ctx, .job = s->job, .arg = ck->arg, .w = k->w};
-    x.value = "";
-    x.c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
-    x.b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
-    if (!x.b && k->ok) /* the batch the user said */
-        x.b = k->w.task == VF_TASK_TRAIN                                 ? k->w.train.batch
-              : k->w.task == VF_TASK_IMAGE || k->w.task == VF_TASK_VIDEO ? k->w.diffusion.batch
-                                                                         : k->w.users;
+    struct fixing x;
+    fixing_init(&x, a, r, k, s, &k->w);
     bool changed = ck->apply && ck->apply(&x);
     const char *hash = strchr(r->command, '#');
     *f = (struct vf_fix){
@@ -1368,7 +1421,7 @@ static void estimate_evidence(struct vf_arena *a, const struct known *k,
 
 /* The fixes: every row of `rules` selects() takes, in order, each with its tags. */
 static void list_fixes(struct vf_arena *a, const struct known *k, const struct sit *s,
-                       struct vf_explain *out)
+                       struct vf_explain *out, const struct rule **picked)
 {
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         const struct rule *r = &rules[i];
@@ -1377,7 +1430,12 @@ static void list_fixes(struct vf_arena *a, const struct known *k, const struct s
         struct vf_fix *f = next_fix(out);
         if (!f)
             break;
+        picked[out->n_fixes - 1] = r;
         make_fix(a, r, k, s, f);
+        f->still_short_bytes =
+            out->short_bytes == VF_UNKNOWN || f->saves_bytes == VF_UNKNOWN ? VF_UNKNOWN
+            : out->short_bytes > f->saves_bytes ? out->short_bytes - f->saves_bytes
+                                                : 0;
         unsigned tools = 0;
         for (int g = 0; g < N_GROUPS; g++)
             if (g != G_ANY && covers[r->g] & GBIT(g))
@@ -1386,6 +1444,65 @@ static void list_fixes(struct vf_arena *a, const struct known *k, const struct s
         f->tag_platforms = tag_words(a, r->plat, plat_names, 5);
         f->tag_jobs = tag_words(a, r->jobs, job_names, 4);
     }
+}
+
+/* The shortfall (F-OOM-10/14): the estimate over the card when the model is known and does
+ * not fit, else what the message asked beyond what was free; VF_UNKNOWN otherwise. */
+static uint64_t shortfall(const struct known *k, const struct vf_oom_event *ev)
+{
+    if (k->ok && k->est.total_bytes != VF_UNKNOWN && k->card_bytes != VF_UNKNOWN &&
+        k->est.total_bytes > k->card_bytes)
+        return k->est.total_bytes - k->card_bytes;
+    if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
+        ev->requested_bytes > ev->free_bytes)
+        return ev->requested_bytes - ev->free_bytes;
+    return VF_UNKNOWN;
+}
+
+/* The knob a change sets: the weight storage is one knob whichever type it picks. */
+static int knob_of(enum change ch)
+{
+    return ch == CH_FP8 || ch == CH_Q8 || ch == CH_Q5 || ch == CH_Q4 ? -1 : (int)ch;
+}
+
+/*
+ * F-OOM-25 (DESIGN section 8, `combination`): the listed fixes that change the workload,
+ * applied one on top of the other in the listed order; a fix is kept when it lowers the
+ * estimate, and the walk stops as soon as the estimate fits the card. Needs the model and
+ * the card; out->n_combination 0 otherwise.
+ */
+static void combine(struct vf_arena *a, const struct known *k, const struct sit *s,
+                    const struct rule *const *picked, struct vf_explain *out)
+{
+    out->combination_total_bytes = VF_UNKNOWN;
+    if (!k->ok || k->card_bytes == VF_UNKNOWN || k->est.total_bytes == VF_UNKNOWN ||
+        k->est.total_bytes <= k->card_bytes)
+        return;
+    struct vf_workload w = k->w;
+    uint64_t total = k->est.total_bytes;
+    for (size_t i = 0; i < out->n_fixes && total > k->card_bytes; i++) {
+        const struct change_kind *ck = &changes[picked[i]->ch];
+        if (!ck->apply || ck->from_event || ck->saves) /* not an estimator change */
+            continue;
+        struct fixing x;
+        fixing_init(&x, a, picked[i], k, s, &w);
+        struct vf_estimate y;
+        if (!ck->apply(&x) || vf_estimate(a, &k->m, &x.w, &y, NULL) ||
+            y.total_bytes == VF_UNKNOWN || y.total_bytes >= total)
+            continue;
+        w = x.w;
+        total = y.total_bytes;
+        size_t n = 0; /* a fix that sets the same knob replaces the one kept before */
+        for (size_t j = 0; j < out->n_combination; j++)
+            if (knob_of(picked[out->combination[j]]->ch) != knob_of(picked[i]->ch))
+                out->combination[n++] = out->combination[j];
+        out->combination[n++] = i;
+        out->n_combination = n;
+    }
+    if (!out->n_combination)
+        return;
+    out->combination_total_bytes = total;
+    out->combination_fits = total <= k->card_bytes;
 }
 
 /* The cheapest bigger card (F-OOM-21), when no fix covers the shortfall for free: the
@@ -1429,6 +1546,11 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
     }
     uint64_t need =
         card != VF_UNKNOWN && short_by != VF_UNKNOWN ? vf__sat_add(card, short_by) : VF_UNKNOWN;
+    /* XLA names what the whole program needs (its buffer assignment): a card over that */
+    bool xla = is(ev->source, "xla") && ev->allocated_bytes != VF_UNKNOWN &&
+               (need == VF_UNKNOWN || need < ev->allocated_bytes);
+    if (xla)
+        need = ev->allocated_bytes;
     if (need == VF_UNKNOWN)
         return;
     cheapest_over(catalog, need, out);
@@ -1436,7 +1558,8 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
     if (out->bigger_card)
         vf__diagnose_add(d, vf_arena_printf(a,
                                             "F-OOM-21b: bigger card: the cheapest single card "
-                                            "with more than total + shortfall = %s usable",
+                                            "with more than %s = %s usable",
+                                            xla ? "the program's buffers" : "total + shortfall",
                                             vf_format_bytes(b, sizeof b, need, VF_FMT_IEC)));
 }
 
@@ -1477,7 +1600,10 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
     out->platform = tag_words(a, s.plat, plat_names, 5);
     out->job = tag_words(a, s.job, job_names, 4);
     estimate_evidence(a, k, ev, &out->diagnosis);
-    list_fixes(a, k, &s, out);
+    out->short_bytes = shortfall(k, ev);
+    const struct rule *picked[VF_MAX_FIXES];
+    list_fixes(a, k, &s, out, picked);
+    combine(a, k, &s, picked, out);
     bigger_card(a, k, ev, opts ? opts->catalog : NULL, out);
     return VF_OK;
 }

@@ -123,6 +123,25 @@ static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
 }
 
 /* Contract: text for a finished vf_explain(); NULL only when the arena is exhausted. */
+/* "Together: fixes 1 + 3 ..." (issue 19, DESIGN section 8's combination), when there is one. */
+static void combination_text(struct vf__sb *b, const struct vf_explain *x)
+{
+    char s1[32], s2[32];
+    if (!x->n_combination)
+        return;
+    if (x->n_combination == 1)
+        vf__sb_printf(b, "\nFix %zu alone brings", x->combination[0] + 1);
+    else
+        vf__sb_printf(b, "\nTogether, fixes");
+    for (size_t i = 0; x->n_combination > 1 && i < x->n_combination; i++)
+        vf__sb_printf(b, "%s%zu", i ? " + " : " ", x->combination[i] + 1);
+    vf__sb_printf(b, "%s the estimate to %s: %s\n", x->n_combination > 1 ? " bring" : "",
+                  iec(s1, sizeof s1, x->combination_total_bytes),
+                  x->combination_fits ? "it fits the card" : "still more than the card");
+    if (x->short_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  (short by %s before any fix)\n", iec(s2, sizeof s2, x->short_bytes));
+}
+
 char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                              const struct vf_render_opts *o)
 {
@@ -184,7 +203,11 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             vf__sb_printf(&b, "        %s\n", f->command);
             if (f->saves_bytes == VF_UNKNOWN && f->missing)
                 vf__sb_printf(&b, "        (no saving computed: %s)\n", f->missing);
+            else if (f->still_short_bytes != VF_UNKNOWN && f->still_short_bytes)
+                vf__sb_printf(&b, "        (alone it leaves %s short)\n",
+                              iec(s2, sizeof s2, f->still_short_bytes));
         }
+        combination_text(&b, x);
     }
     if (x->bigger_card) {
         vf__sb_printf(&b, "\nNo fix above? The cheapest card with room for this job:\n");
@@ -272,6 +295,20 @@ static json_t *symptoms_json(const struct vf_oom_context *ctx)
 }
 
 /* Contract: the Explain JSON document; NULL only when memory runs out. */
+/* {"fixes": [1-based numbers], "total_bytes", "fits"}, or null when there is none. */
+static json_t *combination_json(const struct vf_explain *x)
+{
+    if (!x->n_combination)
+        return json_null();
+    json_t *o = json_object(), *ids = json_array();
+    for (size_t i = 0; i < x->n_combination; i++)
+        json_array_append_new(ids, json_integer((json_int_t)x->combination[i] + 1));
+    json_object_set_new(o, "fixes", ids);
+    json_object_set_new(o, "total_bytes", vf__json_bytes(x->combination_total_bytes));
+    json_object_set_new(o, "fits", json_boolean(x->combination_fits));
+    return o;
+}
+
 char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
 {
     json_t *root = json_object();
@@ -296,6 +333,7 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
         json_object_set_new(o, "saves_bytes", vf__json_bytes(f->saves_bytes));
         json_object_set_new(o, "missing",
                             vf__json_str(f->saves_bytes == VF_UNKNOWN ? f->missing : NULL));
+        json_object_set_new(o, "still_short_bytes", vf__json_bytes(f->still_short_bytes));
         json_t *c = json_object();
         json_object_set_new(c, "quality", vf__json_str(f->quality));
         json_object_set_new(c, "speed_factor", json_real(f->speed_factor));
@@ -304,6 +342,14 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
         json_array_append_new(fx, o);
     }
     json_object_set_new(root, "fixes", fx);
+    json_object_set_new(root, "combination", combination_json(x));
+    json_t *ff = json_object(); /* issue 19: what the fixes were chosen for */
+    json_object_set_new(ff, "tool", vf__json_str(x->tool));
+    json_object_set_new(ff, "platform", vf__json_str(x->platform));
+    json_object_set_new(ff, "job", vf__json_str(x->job));
+    json_object_set_new(ff, "short_bytes",
+                        vf__json_bytes(x->n_events ? x->short_bytes : VF_UNKNOWN));
+    json_object_set_new(root, "fixes_for", ff);
     if (x->bigger_card) {
         json_t *bc = json_object();
         json_object_set_new(bc, "gpu", vf__json_str(x->bigger_card->id));
