@@ -271,9 +271,14 @@ static bool w_buf_unknown(const struct sit *s)
     return !w_buf_weights(s) && !w_buf_kv(s) && !w_buf_compute(s);
 }
 
-static bool w_buf_not_kv(const struct sit *s)
+static bool w_buf_not_kv_compute(const struct sit *s)
 {
-    return !w_buf_kv(s);
+    return !w_buf_kv(s) && !w_buf_compute(s);
+}
+
+static bool w_buf_kv_compute(const struct sit *s)
+{
+    return w_buf_kv(s) || w_buf_compute(s);
 }
 
 /* MoE: --n-cpu-moe keeps the experts of N layers on the CPU; shown when the model has
@@ -309,6 +314,12 @@ static bool w_cudnn(const struct sit *s)
 static bool w_cublas(const struct sit *s)
 {
     return is(s->ev->source, "cublas");
+}
+
+/* Ollama names its own container limit row (its words) before the general one. */
+static bool w_not_ollama(const struct sit *s)
+{
+    return s->g != G_OLLAMA;
 }
 
 /* ---------------------------------------------------------------- rules */
@@ -356,6 +367,8 @@ static const struct rule rules[] = {
     {G_ANY, "fragmentation", "cap the split size",
      "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
      "slightly slower allocations", P_CUDA, 0, w_frag_2x},
+    {G_ANY, "fragmentation", "release PyTorch's unused cache (the message's advice)",
+     "torch.xpu.empty_cache()", CH_FRAG, "none", 1.0, "cached blocks are freed", P_XPU, 0, NULL},
     {G_SCRIPT, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
      CH_NONE, "none", 1.0, "none", 0, TRN | J_NONE, NULL},
     {G_SCRIPT, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
@@ -367,8 +380,8 @@ static const struct rule rules[] = {
     {G_OLLAMA, "host_ram", "unload the other models and free the RAM others hold",
      "ollama ps; ollama stop MODEL; OLLAMA_MAX_LOADED_MODELS=1", CH_NONE, "none", 1.0,
      "models load again when asked", 0, 0, NULL},
-    {G_OLLAMA, "host_ram", "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX,
-     "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
+    {G_OLLAMA, "host_ram", "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or the num_ctx parameter)",
+     CH_CTX, "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
     {G_OLLAMA, "host_ram", "raise the container's memory limit",
      "docker run --memory=<RAM the model needs> ... (or the pod's limits.memory)", CH_NONE, "none",
      1.0, "only where the limit, not the host, is short", 0, 0, NULL},
@@ -383,7 +396,7 @@ static const struct rule rules[] = {
      "slower data loading", 0, TRN | J_NONE, NULL},
     {G_ANY, "host_ram", "raise the container's memory limit",
      "docker run --memory=<more> --shm-size=<more> (or the pod's limits.memory)", CH_NONE, "none",
-     1.0, "only where the limit, not the host, is short", 0, 0, NULL},
+     1.0, "only where the limit, not the host, is short", 0, 0, w_not_ollama},
     {G_ANY, "not_vram", "smaller kernel tiles", "num_stages=2 (or smaller BLOCK sizes)", CH_NONE,
      "none", 0.9, "or update the library; a newer GPU architecture has more", 0, 0, NULL},
     /* bitsandbytes (oom-formats 6): a CPU-only build first, then the fit */
@@ -483,8 +496,8 @@ static const struct rule rules[] = {
      "pipe.enable_sequential_cpu_offload()", CH_LOWVRAM, "none", 0.25, "several times slower", 0,
      IMG, NULL},
     /* Ollama */
-    {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX, "minor",
-     1.0, "forgets earlier parts of long chats", 0, 0, NULL},
+    {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or the num_ctx parameter)",
+     CH_CTX, "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
     {G_OLLAMA, ANYC, "fewer layers on the GPU", "num_gpu #", CH_NGL, "none", 0.3,
      "several times slower (ollama ps shows CPU/GPU)", 0, 0, NULL},
     {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
@@ -493,9 +506,9 @@ static const struct rule rules[] = {
      CH_NONE, "none", 1.0, "a layer or two more on the CPU", 0, 0, NULL},
     /* llama.cpp, by the buffer that failed: weights, KV cache, compute graph */
     {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.5,
-     "the CPU layers are slower", 0, 0, w_buf_not_kv},
-    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a Q4_K_M (or smaller) GGUF file",
-     CH_Q4, "minor", 1.0, "some loss of quality", 0, 0, w_buf_weights},
+     "the CPU layers are slower", 0, 0, w_buf_not_kv_compute},
+    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
+     "minor", 1.0, "some loss of quality", 0, 0, w_buf_weights},
     {G_LLAMACPP, ANYC, "MoE experts on the CPU", "--n-cpu-moe N (the first N layers' experts)",
      CH_NONE, "none", 0.7, "expert layers run on the CPU", 0, 0, w_moe_maybe},
     {G_LLAMACPP, ANYC, "a smaller compute batch", "-ub 256 -b 256", CH_UBATCH, "none", 0.9,
@@ -508,10 +521,10 @@ static const struct rule rules[] = {
      "forgets earlier parts of long chats", 0, 0, w_buf_compute},
     {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
      "forgets earlier parts of long chats", 0, 0, w_buf_unknown},
-    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a Q4_K_M (or smaller) GGUF file",
-     CH_Q4, "minor", 1.0, "some loss of quality", 0, 0, w_buf_unknown},
+    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
+     "minor", 1.0, "some loss of quality", 0, 0, w_buf_unknown},
     {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.5,
-     "the CPU layers are slower", 0, 0, w_buf_kv},
+     "the CPU layers are slower", 0, 0, w_buf_kv_compute},
     /* vLLM: the engine's own number first */
     {G_VLLM, ANYC, "fewer requests at once (the sampler warms up for each)", "--max-num-seqs #",
      CH_USERS, "none", 0.8, "lower throughput under load", 0, 0, w_vllm_sampler},
@@ -1015,6 +1028,27 @@ static bool apply_qlora(struct fixing *x)
     return true;
 }
 
+/* A smaller quant than the model has: the first of Q4_K_M, Q3_K_M, Q2_K (llama.cpp's
+ * quantize types) whose estimate is below the model's; Q4_K_M without the model. */
+static bool apply_smaller_quant(struct fixing *x)
+{
+    static const char *const q[] = {"Q4_K_M", "Q3_K_M", "Q2_K"};
+    x->value = q[0];
+    if (!x->k->ok)
+        return false;
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        struct vf_workload w = x->w;
+        struct vf_estimate y;
+        if (vf_quant_parse(q[i], &w.weights, NULL) || vf_estimate(x->a, &x->k->m, &w, &y, NULL) ||
+            y.total_bytes >= x->k->est.total_bytes)
+            continue;
+        x->value = q[i];
+        x->w = w;
+        return true;
+    }
+    return false;
+}
+
 /* Weights stored as the change's argument ("fp8", "q8_0", "Q5_K_M"). */
 static bool apply_weights(struct fixing *x)
 {
@@ -1197,10 +1231,11 @@ static void saves_budget(const struct fixing *x, struct vf_fix *f)
     const struct vf_oom_context *ctx = x->ctx;
     double old = ctx && ctx->gpu_memory_utilization > 0.0 ? ctx->gpu_memory_utilization : 0.9;
     double nu = !strcmp(x->value, "0.95") ? 0.95 : 0.98;
-    if (x->ev->total_bytes != VF_UNKNOWN && nu > old)
-        f->saves_bytes = (uint64_t)((long double)(nu - old) * (long double)x->ev->total_bytes);
+    uint64_t card = x->k->card_bytes != VF_UNKNOWN ? x->k->card_bytes : x->ev->total_bytes;
+    if (card != VF_UNKNOWN && nu > old)
+        f->saves_bytes = (uint64_t)((long double)(nu - old) * (long double)card);
     else
-        f->missing = "the card's total: the message does not give it";
+        f->missing = "the card's total: the message does not give it (--gpu)";
 }
 
 /* The phase of an image/video job that failed, from the log: ComfyUI's node (a loader, a
@@ -1285,7 +1320,7 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_ADAM8] = {.apply = apply_adam8},
     [CH_BF16] = {.apply = apply_bf16},
     [CH_Q5] = {.apply = apply_weights, .arg = "Q5_K_M"},
-    [CH_Q4] = {.apply = apply_weights, .arg = "Q4_K_M"},
+    [CH_Q4] = {.apply = apply_smaller_quant},
     [CH_SWAP] = {.apply = apply_swap},
     [CH_TECPU] = {.apply = apply_te_cpu},
     [CH_LOWVRAM] = {.apply = apply_lowvram},

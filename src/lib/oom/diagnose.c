@@ -537,6 +537,18 @@ static void say_tf_pool(const struct facts *f)
 
 /* ------------------------------------------------------------------ rules */
 
+/* No figures: the platform's own tool to watch the memory (issue 19: nvidia-smi only on
+ * CUDA). */
+static void say_no_evidence(const struct facts *f)
+{
+    const char *b = f->ev->backend;
+    evidence(f, "the message carries no figures; run %s while the job runs",
+             is(b, "rocm")  ? "rocm-smi --showmeminfo vram"
+             : is(b, "mps") ? "Activity Monitor (Memory)"
+             : is(b, "xpu") ? "xpu-smi stats"
+                            : "nvidia-smi");
+}
+
 /* Rules of one chain are alternatives (an if / else if): only the first that holds fires. */
 enum chain { C_NONE, C_START, C_POOL, C_TOO_LARGE };
 
@@ -626,8 +638,7 @@ static const struct rule rules[] = {
      "install a CUDA build before judging the fit"},
     {NULL, "unknown", C_NONE, false, holds_no_cause, NULL, NULL},
     {"F-OOM-11", "fragmentation", C_NONE, false, holds_frag_minor, NULL, NULL},
-    {NULL, NULL, C_NONE, false, holds_no_evidence, NULL,
-     "the message carries no figures; run nvidia-smi while the job runs"},
+    {NULL, NULL, C_NONE, false, holds_no_evidence, say_no_evidence, NULL},
 };
 
 /*

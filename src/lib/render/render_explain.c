@@ -14,6 +14,18 @@ static const char *iec(char *buf, size_t cap, uint64_t v)
     return vf_format_bytes(buf, cap, v, VF_FMT_IEC);
 }
 
+/* The platform's own tool to see who holds the memory (issue 19: no nvidia-smi on others). */
+static const char *smi_of(const char *platform)
+{
+    if (platform && !strcmp(platform, "rocm"))
+        return "rocm-smi --showmeminfo vram";
+    if (platform && !strcmp(platform, "mps"))
+        return "Activity Monitor, Memory";
+    if (platform && !strcmp(platform, "xpu"))
+        return "xpu-smi stats";
+    return "nvidia-smi";
+}
+
 static const char *cause_words(const char *c)
 {
     static const struct {
@@ -27,7 +39,7 @@ static const char *cause_words(const char *c)
         {"engine_reservation", "the engine reserves a share of the whole card that is not free."},
         {"host_ram", "the host's RAM ran out, not the GPU's: a bigger GPU does not help."},
         {"not_vram", "not GPU memory: a kernel needs more on-chip shared memory than it has."},
-        {"unknown", "the message does not say enough; run nvidia-smi while the job runs."},
+        {"unknown", "the message does not say enough; run"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (c && !strcmp(c, t[i].cause))
@@ -178,8 +190,11 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         vf__sb_printf(&b, "  message           %s\n", ev->text);
 
     const struct vf_diagnosis *d = &x->diagnosis;
-    vf__sb_printf(&b, "\nDiagnosis (%s): %s\n", d->cause ? d->cause : "unknown",
+    vf__sb_printf(&b, "\nDiagnosis (%s): %s", d->cause ? d->cause : "unknown",
                   cause_words(d->cause));
+    if (!d->cause || !strcmp(d->cause, "unknown")) /* the platform's own tool (issue 19) */
+        vf__sb_printf(&b, " %s while the job runs.", smi_of(x->platform));
+    vf__sb_printf(&b, "\n");
     if (d->n_secondary) {
         vf__sb_printf(&b, "Also:");
         for (size_t i = 0; i < d->n_secondary; i++)
