@@ -148,6 +148,7 @@ struct sit {
     const struct vf_oom_event *ev;
     const struct vf_oom_context *ctx; /* may be NULL */
     const struct vf_model *m;         /* the resolved model, or NULL */
+    const struct vf_estimate *est;    /* the workload's estimate, or NULL (not known) */
 };
 
 static bool is(const char *s, const char *v)
@@ -198,6 +199,30 @@ static bool w_vllm_startup(const struct sit *s)
 {
     return has(s->ev->text, "Free memory on device") && s->ev->free_bytes != VF_UNKNOWN &&
            s->ev->total_bytes != VF_UNKNOWN && s->ev->free_bytes < s->ev->total_bytes;
+}
+
+/* F-OOM-22b: vLLM needs its weights, activation peak, non-torch memory and CUDA graphs before
+ * any KV cache: when the estimate of those exceeds what was free at start-up, no utilization
+ * makes the model fit next to the other process. */
+static bool vllm_cannot_hold(const struct vf_estimate *e, const struct vf_oom_event *ev)
+{
+    if (!e || ev->free_bytes == VF_UNKNOWN)
+        return false;
+    uint64_t need = 0;
+    for (size_t i = 0; i < e->n_components; i++)
+        if (strcmp(e->components[i].name, "kv_cache") && e->components[i].device != VF_DEV_HOST)
+            need = vf__sat_add(need, e->components[i].bytes);
+    return need > ev->free_bytes;
+}
+
+static bool w_startup_cannot_hold(const struct sit *s)
+{
+    return w_vllm_startup(s) && vllm_cannot_hold(s->est, s->ev);
+}
+
+static bool w_startup_can_hold(const struct sit *s)
+{
+    return w_vllm_startup(s) && !vllm_cannot_hold(s->est, s->ev);
 }
 
 /* vLLM names the longest context its KV cache holds (V0 "(N)", V1 "maximum model length
@@ -354,7 +379,11 @@ static const struct rule rules[] = {
      "the GPU shares RAM with every app", P_MPS, 0, NULL},
     {G_VLLM, "engine_reservation", "a utilization that fits what is free",
      "--gpu-memory-utilization #", CH_FREE_UTIL, "none", 1.0, "a smaller KV cache", 0, 0,
-     w_vllm_startup},
+     w_startup_can_hold},
+    {G_VLLM, "engine_reservation",
+     "this card cannot hold the model next to the other process: free it or take a bigger card",
+     "no --gpu-memory-utilization fits: the model needs more than is free (see the card below)",
+     CH_NONE, "none", 1.0, "the other job stops, or another card", 0, 0, w_startup_cannot_hold},
     {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
      "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
      "slightly slower allocations", P_CUDA, 0, w_torch1},
@@ -1547,7 +1576,9 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
                         const struct vf_catalog *catalog, struct vf_explain *out)
 {
     struct vf_diagnosis *d = &out->diagnosis;
-    if (!catalog || (d->cause && in_list(no_bigger_card, d->cause)))
+    /* engine_reservation needs no bigger card, unless the model cannot fit what is free */
+    bool cannot = k->ok && vllm_cannot_hold(&k->est, ev) && has(ev->text, "Free memory on device");
+    if (!catalog || (d->cause && in_list(no_bigger_card, d->cause) && !cannot))
         return;
     uint64_t short_by = VF_UNKNOWN;
     if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
@@ -1557,7 +1588,7 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
     if (k->ok && k->est.total_bytes != VF_UNKNOWN && card != VF_UNKNOWN &&
         k->est.total_bytes > card)
         short_by = k->est.total_bytes - card;
-    for (size_t i = 0; i < out->n_fixes; i++)
+    for (size_t i = 0; i < out->n_fixes && !cannot; i++)
         if (fix_is_free(&out->fixes[i], short_by))
             return;
     if (k->ok) {
@@ -1630,6 +1661,7 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
                     .m = k->resolved ? &k->m : NULL};
     s.job = job_of(g, tool, ctx, opts, s.m);
     build(a, ctx, opts, g, s.job, tool, k);
+    s.est = k->ok ? &k->est : NULL;
     out->tool = tool;
     out->group = group_names[g];
     out->platform = tag_words(a, s.plat, plat_names, 5);

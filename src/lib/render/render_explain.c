@@ -81,7 +81,12 @@ static void symptoms_text(struct vf__sb *b, const struct vf_oom_context *ctx)
 static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
 {
     char s1[48], s2[48], s3[48];
-    if (ev->requested_bytes != VF_UNKNOWN)
+    /* Ollama's pre-load check names the whole model's need, not one allocation (issue 19) */
+    bool whole = ev->pattern && !strcmp(ev->pattern, "ollama-system-memory");
+    if (ev->requested_bytes != VF_UNKNOWN && whole)
+        vf__sb_printf(b, "  model needs       %12s   Ollama's estimate of the whole model in RAM\n",
+                      iec(s1, sizeof s1, ev->requested_bytes));
+    else if (ev->requested_bytes != VF_UNKNOWN)
         vf__sb_printf(b,
                       "  failed request    %12s   one allocation; not what the whole job needs\n",
                       iec(s1, sizeof s1, ev->requested_bytes));
