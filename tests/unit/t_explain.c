@@ -409,6 +409,20 @@ static void walk_one(struct walk *wk, const char *what, const char *text, size_t
     for (size_t i = 0; i < x.n_fixes; i++) {
         const struct vf_fix *f = &x.fixes[i];
         wk->fixes++;
+        /* the words themselves, whatever the tags say: NVIDIA's tool and CUDA's allocator
+         * setting only on CUDA; a Trainer's flags only for a training job (or one the log
+         * does not name); ComfyUI's nodes only for ComfyUI */
+        bool cuda = !strcmp(x.platform, "cuda");
+        if (!cuda &&
+            (strstr(f->command, "nvidia-smi") || strstr(f->command, "PYTORCH_CUDA_ALLOC_CONF")))
+            fail_msg("%s: '%s' on %s", what, f->command, x.platform);
+        if ((!strcmp(x.job, "image") || !strcmp(x.job, "infer")) &&
+            (strstr(f->command, "per_device_train_batch_size") ||
+             strstr(f->command, "gradient_checkpointing") || strstr(f->command, "use_liger")))
+            fail_msg("%s: '%s' for a %s job", what, f->command, x.job);
+        if (strcmp(x.group, "comfyui") &&
+            (strstr(f->command, "Empty Latent Image") || strstr(f->command, "main.py --lowvram")))
+            fail_msg("%s: '%s' for %s", what, f->command, x.group);
         if (!tag_has(f->tag_tools, x.group) || !tag_has(f->tag_platforms, x.platform) ||
             !tag_has(f->tag_jobs, x.job))
             fail_msg("%s (tool %s, task %s): fix '%s' is tagged [%s | %s | %s], the event is "

@@ -462,7 +462,8 @@ static const struct rule rules[] = {
      "20-30 % slower", 0, 0, NULL},
     /* NCCL (oom-formats 11) */
     {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
-     "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps", 0, 0, NULL},
+     "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps", 0, TRN | J_NONE,
+     NULL},
     {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
      "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
      "slower collectives", 0, 0, NULL},
@@ -534,8 +535,8 @@ static const struct rule rules[] = {
     {G_OLLAMA, ANYC, "leave headroom Ollama's estimate misses", "OLLAMA_GPU_OVERHEAD=1073741824",
      CH_NONE, "none", 1.0, "a layer or two more on the CPU", 0, 0, NULL},
     /* llama.cpp, by the buffer that failed: weights, KV cache, compute graph */
-    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.5,
-     "the CPU layers are slower", 0, 0, w_buf_not_kv_compute},
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
+     "several times slower", 0, 0, w_buf_not_kv_compute},
     {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
      "minor", 1.0, "some loss of quality", 0, 0, w_buf_weights},
     {G_LLAMACPP, ANYC, "MoE experts on the CPU", "--n-cpu-moe N (the first N layers' experts)",
@@ -552,8 +553,8 @@ static const struct rule rules[] = {
      "forgets earlier parts of long chats", 0, 0, w_buf_unknown},
     {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
      "minor", 1.0, "some loss of quality", 0, 0, w_buf_unknown},
-    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.5,
-     "the CPU layers are slower", 0, 0, w_buf_kv_compute},
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
+     "several times slower", 0, 0, w_buf_kv_compute},
     /* vLLM: the engine's own number first */
     {G_VLLM, ANYC, "fewer requests at once (the sampler warms up for each)", "--max-num-seqs #",
      CH_USERS, "none", 0.8, "lower throughput under load", 0, 0, w_vllm_sampler},
