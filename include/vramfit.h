@@ -1165,6 +1165,9 @@ struct vf_oom_context {
     double gpu_memory_utilization;  /* vLLM, 0 when not seen */
     uint64_t first_step, last_step; /* training steps seen (leak: OOM after many steps) */
     const char *node_type;          /* ComfyUI's error report: the node that failed ("...Loader") */
+    /* issue 19: the job the log shows (train, video, image, infer; NULL: none shown) and the
+     * phase or llama.cpp buffer last named (weights, kv, compute, decode; NULL) */
+    const char *job, *phase;
     struct vf_oom_symptom *symptoms; /* symptoms seen (the first VF_OOM_MAX_SYMPTOMS) */
     size_t n_symptoms;
 };
@@ -1192,6 +1195,12 @@ struct vf_fix {
     const char *quality;  /* "none", "minor", "major" */
     double speed_factor;  /* 1.0 = no change, 0.75 = 25 % slower */
     const char *cost;     /* words: "20-30 % slower" */
+    /* issue 19: what the fix applies to, space-separated words, NULL = any: the fix groups
+     * (struct vf_explain.group), platforms and jobs */
+    const char *tag_tools, *tag_platforms, *tag_jobs;
+    /* issue 19: the shortfall left after this fix alone (0: it covers it), VF_UNKNOWN when
+     * the shortfall or the saving is not known (DESIGN section 8) */
+    uint64_t still_short_bytes;
 };
 
 #define VF_MAX_FIXES    16
@@ -1215,6 +1224,10 @@ struct vf_explain_opts {
     /* What the user says of the workload (--seq, --batch, --method, --gpus, ...), for what
      * the log does not show; what the log shows wins. NULL: nothing said. */
     const struct vf_workload *workload;
+    /* issue 19: the card the job ran on (--gpu), when the log does not give its total:
+     * usable bytes (0 = not given) and the catalog card (NULL for a raw size) */
+    uint64_t gpu_usable_bytes;
+    const struct vf_gpu_spec *gpu;
 };
 
 struct vf_explain {
@@ -1227,6 +1240,18 @@ struct vf_explain {
     size_t n_fixes;
     const struct vf_gpu_spec *bigger_card; /* the cheapest card that would fit, or NULL */
     const struct vf_offer *bigger_offer;
+    /* issue 19: what the fixes were chosen for: the tool (--tool or the event's), its fix
+     * group (the tools tag of struct vf_fix), the platform (cuda rocm mps xpu cpu) and the
+     * job (image infer train unknown) */
+    const char *tool, *group, *platform, *job;
+    /* issue 19: the shortfall the fixes are measured against (VF_UNKNOWN: not known), and the
+     * combination: the fixes (indices into fixes[]) applied one on top of the other, in
+     * order, each kept when it lowers the estimate, until the estimate fits the card */
+    uint64_t short_bytes;
+    size_t combination[VF_MAX_FIXES];
+    size_t n_combination;
+    bool combination_fits;
+    uint64_t combination_total_bytes; /* the estimate with the combination, VF_UNKNOWN: none */
 };
 
 /* Diagnoses the scanned events (the last one) and ranks the fixes for its tool (F-OOM-nn).

@@ -346,6 +346,14 @@ enum vf_err vf_answer_explain_scanned(struct vf_arena *a, const struct vf_catalo
     if (w->model)
         c2->model = w->model;
     struct vf_explain_opts eo = {.tool = w->tool, .catalog = c, .workload = w};
+    if (w->gpu) { /* issue 19: the card the job ran on (an unknown card is an error) */
+        struct vf_card card;
+        rc = vf_card_resolve(a, c, w->gpu, 1, &card, err);
+        if (rc)
+            return rc;
+        eo.gpu_usable_bytes = card.usable_bytes;
+        eo.gpu = vf_catalog_gpu(c, card.name);
+    }
     return vf_explain(a, events, n_kept, n_total, c2, &eo, out, err);
 }
 

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * advise.c - the fixes for an out-of-memory event, per tool, and vf_explain() (F-OOM-20..).
+ * advise.c - the fixes for an out-of-memory event, per tool, platform and job, and
+ * vf_explain() (F-OOM-20..).
  *
  * Two tables drive it. `rules` lists the fixes in the order our guide tries them (rows are
  * selected top to bottom and listed in that order, see selects()); `changes` says, per kind
  * of change, how a fix's change is made to the workload and how what it saves is found.
  *
  * How to add a rule: add a row to `rules` below, in the place our guide's fix order puts it.
- * A row names the tool group it applies to (G_* below, widened by `covers`), the causes it
- * applies to (see struct rule), the title and the exact line to type ('#' in the command is
- * replaced by the value the change computes), the change it makes to the workload (enum
- * change; its row in `changes` makes it), and what it costs (quality none|minor|major, speed
- * factor, words). What a fix saves is never a fixed share: it is estimate(before).total -
- * estimate(after).total with the change applied (F-OOM-20); when the workload is not known
- * well enough the fix says what is missing.
+ * A row is tagged with what it applies to (issue 19): the tool group (G_* below, widened by
+ * `covers`), the platforms (P_*, 0 = any), the job kinds (J_*, 0 = any) and the causes
+ * (see struct rule), plus an optional `when` test on the event's own figures. Then the
+ * title and the exact line to type ('#' in the command is replaced by the value the change
+ * computes), the change it makes to the workload (enum change; its row in `changes` makes
+ * it), and what it costs (quality none|minor|major, speed factor, words). What a fix saves
+ * is never a fixed share: it is estimate(before) - estimate(after) with the change applied
+ * (F-OOM-20), at the phase that failed; when the workload is not known well enough the fix
+ * says what is missing.
  */
 #include "oom.h"
 #include "engine/pipeline_terms.h"
@@ -28,8 +31,8 @@ enum group {
     G_OLLAMA,
     G_LLAMACPP,
     G_VLLM,
-    G_TRAIN,
-    G_TORCH,
+    G_TORCH,   /* PyTorch scripts and libraries: transformers, diffusers, deepspeed, ... */
+    G_SCRIPT,  /* rows only: the G_TORCH events without ComfyUI's (its ladder is its own) */
     G_TF,      /* TensorFlow, its BFC pool and the cuBLAS/cuDNN handles it creates */
     G_JAX,     /* JAX/XLA */
     G_NCCL,    /* NCCL buffers in a distributed job */
@@ -37,6 +40,23 @@ enum group {
     G_BNB,     /* transformers + bitsandbytes loading a quantized model */
     G_BNB_CPU, /* the same with a bitsandbytes build that has no GPU support */
     N_GROUPS
+};
+
+/* The group's name: the tools tag of its rows (struct vf_fix.tag_tools). */
+static const char *const group_names[N_GROUPS] = {
+    [G_ANY] = "any",
+    [G_COMFY] = "comfyui",
+    [G_OLLAMA] = "ollama",
+    [G_LLAMACPP] = "llamacpp",
+    [G_VLLM] = "vllm",
+    [G_TORCH] = "pytorch",
+    [G_SCRIPT] = "pytorch",
+    [G_TF] = "tensorflow",
+    [G_JAX] = "jax",
+    [G_NCCL] = "nccl",
+    [G_CUBLAS] = "cublas",
+    [G_BNB] = "bitsandbytes",
+    [G_BNB_CPU] = "bitsandbytes-cpu",
 };
 
 #define GBIT(g) (1u << (g))
@@ -47,8 +67,8 @@ static const unsigned covers[N_GROUPS] = {
     [G_OLLAMA] = GBIT(G_OLLAMA),
     [G_LLAMACPP] = GBIT(G_LLAMACPP),
     [G_VLLM] = GBIT(G_VLLM),
-    [G_TRAIN] = GBIT(G_TRAIN),
-    [G_TORCH] = GBIT(G_TORCH) | GBIT(G_COMFY) | GBIT(G_TRAIN), /* any PyTorch-based tool */
+    [G_TORCH] = GBIT(G_TORCH) | GBIT(G_COMFY), /* any PyTorch-based tool */
+    [G_SCRIPT] = GBIT(G_TORCH),
     [G_TF] = GBIT(G_TF),
     [G_JAX] = GBIT(G_JAX),
     [G_NCCL] = GBIT(G_NCCL),
@@ -57,9 +77,19 @@ static const unsigned covers[N_GROUPS] = {
     [G_BNB_CPU] = GBIT(G_BNB_CPU),
 };
 
+/* Platforms (the event's backend): a rule's `plat`, 0 = any. */
+enum { P_CUDA = 1, P_ROCM = 2, P_MPS = 4, P_XPU = 8, P_CPU = 16 };
+#define P_CARDS (P_CUDA | P_ROCM | P_XPU) /* discrete cards with a process table */
+static const char *const plat_names[] = {"cuda", "rocm", "mps", "xpu", "cpu"};
+
+/* Job kinds: a rule's `jobs`, 0 = any. J_NONE: the log and the model do not show it. */
+enum { J_IMAGE = 1, J_INFER = 2, J_TRAIN = 4, J_NONE = 8 };
+static const char *const job_names[] = {"image", "infer", "train", "unknown"};
+
 enum change {
     CH_NONE = 0,  /* not an estimator change: saves from the event or unknown */
     CH_CTX,       /* context / sequence length to value */
+    CH_SEQ_N,     /* vLLM --max-model-len to the engine's own N, block-rounded */
     CH_KV8,       /* 8-bit KV cache */
     CH_USERS,     /* concurrent sequences to value */
     CH_EAGER,     /* vLLM --enforce-eager */
@@ -71,6 +101,7 @@ enum change {
     CH_ADAM8,     /* 8-bit AdamW */
     CH_BF16,      /* bf16 mixed precision instead of fp32 */
     CH_Q5,        /* GGUF Q5_K_M weights (12 GB cards) */
+    CH_Q4,        /* GGUF Q4_K_M weights (llama.cpp: a smaller quant) */
     CH_SWAP,      /* block swap: the fewest blocks that fit */
     CH_TECPU,     /* text encoders on the CPU */
     CH_LOWVRAM,   /* ComfyUI --lowvram */
@@ -82,17 +113,22 @@ enum change {
     CH_TILED,     /* VAE Decode (Tiled) */
     CH_RES,       /* width and height halved */
     CH_FRAMES,    /* 49 frames, 480p */
-    CH_NGL,       /* a quarter of the layers on the CPU */
+    CH_NGL,       /* the most layers on the GPU that fit */
+    CH_UBATCH,    /* llama.cpp -ub / -b to 256 */
     CH_KILL,      /* other processes: saves what they hold */
+    CH_FREE_GAP,  /* vLLM start-up: saves total - free (what others hold) */
+    CH_MPS_OTHER, /* MPS: other allocations of the unified memory */
     CH_FRAG,      /* allocator setting: saves the reserved-unallocated bytes */
     N_CHANGES
 };
 
+struct sit; /* the event as the rules see it (below) */
+
 struct rule {
     enum group g;
-    /* The causes it applies to: NULL any (host_ram and not_vram have their own fix); a
-     * space-separated list: one of them is the cause or a secondary cause; "!c": any cause
-     * but c (the row is listed earlier for c). */
+    /* The causes it applies to: NULL any but host_ram and not_vram (those name themselves);
+     * a space-separated list: one of them is the cause or a secondary cause; "!c": any
+     * cause but c (the row is listed earlier for c). */
     const char *causes;
     const char *title;
     const char *command; /* '#' = the computed value */
@@ -100,151 +136,499 @@ struct rule {
     const char *quality;
     double speed;
     const char *cost;
+    unsigned plat, jobs;               /* P_* and J_* bits; 0 = any */
+    bool (*when)(const struct sit *s); /* NULL: always */
 };
 
-#define ANYC NULL
-static const struct rule rules[] = {
-    /* the cause first: these free memory without touching the workload */
-    {G_ANY, "other_process", "free the memory other processes hold",
-     "nvidia-smi; ps aux | grep python; kill #", CH_KILL, "none", 1.0,
-     "restart the stale Jupyter kernel or stop the other job"},
-    {G_VLLM, "engine_reservation", "a utilization that fits what is free",
-     "--gpu-memory-utilization #", CH_FREE_UTIL, "none", 1.0, "a smaller KV cache"},
-    {G_ANY, "fragmentation", "let the allocator grow segments (set before import torch)",
-     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
-     "none; PyTorch >= 2.9 also reads PYTORCH_ALLOC_CONF"},
-    {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
-     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
-     "slightly slower allocations"},
-    {G_TRAIN, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
-     CH_NONE, "none", 1.0, "none"},
-    {G_TRAIN, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
-     "none", 1.0, "none"},
-    /* bitsandbytes (oom-formats 6): a CPU-only build first, then the fit */
-    {G_BNB_CPU, ANYC, "a CUDA build of bitsandbytes (this one has no GPU support)",
-     "pip install -U bitsandbytes (a CUDA wheel); check: python -m bitsandbytes", CH_NONE, "none",
-     1.0, "none"},
-    {G_BNB, "workload_too_large", "4-bit instead of 8-bit", "BitsAndBytesConfig(load_in_4bit=True)",
-     CH_NONE, "minor", 1.0, "slightly lower quality"},
-    {G_BNB, "workload_too_large", "offload what does not fit, kept in fp32 on the CPU",
-     "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) + device_map with max_memory",
-     CH_NONE, "none", 0.3, "CPU layers are several times slower"},
-    /* TensorFlow (oom-formats 8) */
-    {G_TF, "engine_reservation", "let TensorFlow grow its pool instead of taking the card",
-     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
-     CH_NONE, "none", 1.0, "none"},
-    {G_TF, ANYC, "smaller batch", "model.fit(..., batch_size=<half>)", CH_NONE, "none", 1.0,
-     "more steps per epoch"},
-    /* the growth row once: first for engine_reservation (above), else in the guide's place */
-    {G_TF, "!engine_reservation", "let TensorFlow grow its pool instead of taking the card",
-     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
-     CH_NONE, "none", 1.0, "none"},
-    {G_TF, ANYC, "mixed precision", "tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")",
-     CH_NONE, "minor", 1.0, "loss scaling; faster on tensor cores"},
-    /* JAX/XLA (oom-formats 9) */
-    {G_JAX, "engine_reservation other_process unknown",
-     "do not preallocate (set before importing jax)", "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
-     CH_NONE, "none", 1.0, "allocations as needed; fragmentation possible"},
-    {G_JAX, "engine_reservation other_process unknown", "a smaller share per process",
-     "export XLA_PYTHON_CLIENT_MEM_FRACTION=.50", CH_NONE, "none", 1.0,
-     "each process gets that share of the card"},
-    {G_JAX, ANYC, "smaller batch", "batch_size = <half>", CH_NONE, "none", 1.0,
-     "more steps per epoch"},
-    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", 0.75,
-     "20-30 % slower"},
-    /* NCCL (oom-formats 11) */
-    {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
-     "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps"},
-    {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
-     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
-     "slower collectives"},
-    {G_NCCL, ANYC, "check for other processes on the cards; confirm with the NCCL log",
-     "nvidia-smi; export NCCL_DEBUG=INFO", CH_NONE, "none", 1.0, "none"},
-    /* cuBLAS/cuDNN handle at start-up (oom-formats 10) */
-    {G_CUBLAS, ANYC, "a card with free memory at start-up",
-     "nvidia-smi; CUDA_VISIBLE_DEVICES=<a free card> python ...", CH_NONE, "none", 1.0, "none"},
-    {G_CUBLAS, ANYC, "a smaller cuBLAS workspace", "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
-     CH_NONE, "none", 1.0, "none measurable"},
-    {G_CUBLAS, ANYC, "a smaller model or more cards (device_map=\"auto\" with max_memory)",
-     "from_pretrained(..., device_map=\"auto\", max_memory={0: \"20GiB\"})", CH_NONE, "none", 1.0,
-     "spread over cards"},
-    /* ComfyUI, in the guide's order */
-    {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
-     "minor", 1.0, "slight loss of fine detail"},
-    {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
-     "minor", 0.9, "about 10 % slower"},
-    {G_COMFY, ANYC, "GGUF Q5 weights (12 GB cards)",
-     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", 0.9,
-     "some loss of detail; Q4_K_S loses more"},
-    {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
-     "none", 0.95, "a few seconds more"},
-    {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
-     1.0, "same images, one after another"},
-    {G_COMFY, ANYC, "lower resolution, then upscale", "Empty Latent Image: width/height #", CH_RES,
-     "minor", 1.0, "upscale with a tiled upscaler"},
-    {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
-     "shorter or smaller clip"},
-    {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap #",
-     CH_SWAP, "none", 0.7, "about 30 % slower"},
-    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", 0.95,
-     "slower prompt encoding"},
-    {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
-     CH_LOWVRAM, "none", 0.25, "several times slower"},
-    /* Ollama */
-    {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX, "minor",
-     1.0, "forgets earlier parts of long chats"},
-    {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
-     "none", 1.0, "none measurable"},
-    {G_OLLAMA, ANYC, "some layers on the CPU", "num_gpu #", CH_NGL, "none", 0.3,
-     "several times slower (ollama ps shows CPU/GPU)"},
-    /* llama.cpp */
-    {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
-     "forgets earlier parts of long chats"},
-    {G_LLAMACPP, ANYC, "8-bit KV cache", "-ctk q8_0 -ctv q8_0 -fa on", CH_KV8, "none", 1.0,
-     "none measurable"},
-    {G_LLAMACPP, ANYC, "some layers on the CPU", "-ngl #", CH_NGL, "none", 0.3,
-     "several times slower"},
-    /* vLLM */
-    {G_VLLM, "kv_cache", "give vLLM more of the card", "--gpu-memory-utilization #", CH_UTIL,
-     "none", 1.0, "nothing else can share the card"},
-    {G_VLLM, ANYC, "shorter maximum length", "--max-model-len #", CH_CTX, "minor", 1.0,
-     "longer requests are refused"},
-    {G_VLLM, ANYC, "8-bit KV cache", "--kv-cache-dtype fp8", CH_KV8, "minor", 1.0,
-     "twice the tokens; a small accuracy cost"},
-    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", 0.8,
-     "lower throughput under load"},
-    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", 0.85,
-     "10-20 % slower decoding"},
-    {G_VLLM, ANYC, "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
-     "a second card"},
-    /* training, in the guide's order */
-    {G_TRAIN, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", 0.95,
-     "no quality cost"},
-    {G_TRAIN, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
-     "20-30 % slower"},
-    {G_TRAIN, ANYC, "fused cross-entropy (Liger kernels)", "use_liger_kernel=True", CH_LIGER,
-     "none", 1.0, "pip install liger-kernel"},
-    {G_TRAIN, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_BF16, "none", 1.0,
-     "none"},
-    {G_TRAIN, ANYC, "8-bit AdamW", "optim=\"adamw_bnb_8bit\"", CH_ADAM8, "none", 1.0,
-     "6 B/param less optimizer state"},
-    {G_TRAIN, ANYC, "LoRA instead of full fine-tuning", "peft LoraConfig(r=16)", CH_LORA, "minor",
-     1.0, "adapters, not the full model"},
-    {G_TRAIN, ANYC, "QLoRA (4-bit base model)", "BitsAndBytesConfig(load_in_4bit=True) + LoRA",
-     CH_QLORA, "minor", 0.8, "slower steps, 4-bit base"},
-    {G_TRAIN, ANYC, "shorter sequences", "max_seq_length=#", CH_CTX, "minor", 1.0,
-     "long examples are cut"},
-    {G_TRAIN, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
-     CH_TP2, "none", 0.9, "a second card"},
-    /* any PyTorch-based tool with a heavy cache, when nothing else applies */
-    {G_TORCH, "unknown workload_too_large", "measure the peak first",
-     "torch.cuda.max_memory_allocated()", CH_NONE, "none", 1.0, "none"},
+/* The event as the rules see it: its group, platform, job, diagnosis and figures. */
+struct sit {
+    enum group g;
+    unsigned plat, job;
+    const struct vf_diagnosis *d;
+    const struct vf_oom_event *ev;
+    const struct vf_oom_context *ctx; /* may be NULL */
+    const struct vf_model *m;         /* the resolved model, or NULL */
+    const struct vf_estimate *est;    /* the workload's estimate, or NULL (not known) */
 };
 
 static bool is(const char *s, const char *v)
 {
     return s && !vf__strcasecmp(s, v);
 }
+
+static bool has(const char *s, const char *needle)
+{
+    return s && strstr(s, needle);
+}
+
+static const char *phase_of(const struct sit *s)
+{
+    return s->ctx ? s->ctx->phase : NULL;
+}
+
+/* ---------------------------------------------------------------- when */
+
+/* PyTorch 1.x (and 2.0): its message advises max_split_size_mb in the old format; no
+ * expandable_segments before 2.1 (c10/cuda/CUDACachingAllocator.cpp, v2.1.0). */
+static bool w_torch1(const struct sit *s)
+{
+    const char *v = s->ctx ? s->ctx->tool_version : NULL;
+    return (s->ev->pattern && !strncmp(s->ev->pattern, "pytorch-1", 9)) || has(v, "torch 1.") ||
+           has(v, "torch<2");
+}
+
+/* The reserved-but-unallocated bytes plus the free ones cover the request: with segments
+ * that grow, the allocator would have served it (F-OOM-11). */
+static bool w_ru_covers(const struct sit *s)
+{
+    const struct vf_oom_event *ev = s->ev;
+    return ev->reserved_unallocated_bytes != VF_UNKNOWN && ev->reserved_unallocated_bytes &&
+           ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
+           vf__sat_add(ev->reserved_unallocated_bytes, ev->free_bytes) >= ev->requested_bytes &&
+           !w_torch1(s);
+}
+
+static bool w_frag_2x(const struct sit *s)
+{
+    return !w_torch1(s) && !w_ru_covers(s);
+}
+
+/* vLLM's start-up check: "Free memory on device (F/T GiB) on startup is less than desired":
+ * T - F is held by others before vLLM allocated anything. */
+static bool w_vllm_startup(const struct sit *s)
+{
+    return has(s->ev->text, "Free memory on device") && s->ev->free_bytes != VF_UNKNOWN &&
+           s->ev->total_bytes != VF_UNKNOWN && s->ev->free_bytes < s->ev->total_bytes;
+}
+
+/* F-OOM-22b: vLLM needs its weights, activation peak, non-torch memory and CUDA graphs before
+ * any KV cache: when the estimate of those exceeds what was free at start-up, no utilization
+ * makes the model fit next to the other process. */
+static bool vllm_cannot_hold(const struct vf_estimate *e, const struct vf_oom_event *ev)
+{
+    if (!e || ev->free_bytes == VF_UNKNOWN)
+        return false;
+    uint64_t need = 0;
+    for (size_t i = 0; i < e->n_components; i++)
+        if (strcmp(e->components[i].name, "kv_cache") && e->components[i].device != VF_DEV_HOST)
+            need = vf__sat_add(need, e->components[i].bytes);
+    return need > ev->free_bytes;
+}
+
+static bool w_startup_cannot_hold(const struct sit *s)
+{
+    return w_vllm_startup(s) && vllm_cannot_hold(s->est, s->ev);
+}
+
+static bool w_startup_can_hold(const struct sit *s)
+{
+    return w_vllm_startup(s) && !vllm_cannot_hold(s->est, s->ev);
+}
+
+/* vLLM names the longest context its KV cache holds (V0 "(N)", V1 "maximum model length
+ * is N"). */
+static uint64_t vllm_kv_tokens(const struct vf_oom_event *ev)
+{
+    if (!ev->text)
+        return VF_UNKNOWN;
+    size_t n = strlen(ev->text);
+    uint64_t t = vf__oom_u64_after(ev->text, n, "stored in KV cache (");
+    return t != VF_UNKNOWN ? t : vf__oom_u64_after(ev->text, n, "maximum model length is ");
+}
+
+static bool w_vllm_sampler(const struct sit *s)
+{
+    return has(s->ev->text, "sampler");
+}
+
+static bool w_not_startup_sampler(const struct sit *s)
+{
+    return !w_vllm_startup(s) && !w_vllm_sampler(s);
+}
+
+static bool w_vllm_seq(const struct sit *s)
+{
+    return vllm_kv_tokens(s->ev) != VF_UNKNOWN;
+}
+
+static bool w_not_vllm_seq(const struct sit *s)
+{
+    return !w_vllm_seq(s);
+}
+
+/* "No available memory for the cache blocks": the weights left no KV cache at all. */
+static bool w_no_blocks(const struct sit *s)
+{
+    return has(s->ev->text, "No available memory");
+}
+
+static bool w_util_below(const struct sit *s)
+{
+    return !s->ctx || !(s->ctx->gpu_memory_utilization >= 0.95);
+}
+
+static bool w_not_no_blocks(const struct sit *s)
+{
+    return !w_no_blocks(s);
+}
+
+/* llama.cpp: which buffer failed (the log's phase, or the row that matched). */
+static bool w_buf_weights(const struct sit *s)
+{
+    return is(phase_of(s), "weights") || has(s->ev->text, "load_tensors") ||
+           has(s->ev->text, "alloc_tensor_range");
+}
+
+static bool w_buf_kv(const struct sit *s)
+{
+    return is(phase_of(s), "kv") && !w_buf_weights(s);
+}
+
+static bool w_buf_compute(const struct sit *s)
+{
+    return (is(phase_of(s), "compute") || has(s->ev->pattern, "gallocr") ||
+            has(s->ev->pattern, "compute-buffers")) &&
+           !w_buf_weights(s) && !w_buf_kv(s);
+}
+
+static bool w_buf_unknown(const struct sit *s)
+{
+    return !w_buf_weights(s) && !w_buf_kv(s) && !w_buf_compute(s);
+}
+
+static bool w_buf_not_kv_compute(const struct sit *s)
+{
+    return !w_buf_kv(s) && !w_buf_compute(s);
+}
+
+static bool w_buf_kv_compute(const struct sit *s)
+{
+    return w_buf_kv(s) || w_buf_compute(s);
+}
+
+/* MoE: --n-cpu-moe keeps the experts of N layers on the CPU; shown when the model has
+ * experts, or is not known. */
+static bool w_moe_maybe(const struct sit *s)
+{
+    return (!s->m || s->m->n_experts > 1) && !w_buf_kv(s) && !w_buf_compute(s);
+}
+
+/* ComfyUI / diffusion: the VAE decode was what failed. */
+static bool w_decode(const struct sit *s)
+{
+    return is(phase_of(s), "decode") ||
+           (s->ctx && s->ctx->node_type && strstr(s->ctx->node_type, "VAEDecode"));
+}
+
+static bool w_not_decode(const struct sit *s)
+{
+    return !w_decode(s);
+}
+
+static bool w_video(const struct sit *s)
+{
+    return (s->m && s->m->task == VF_TASK_VIDEO) ||
+           (s->ctx && s->ctx->job && is(s->ctx->job, "video")) || (s->ctx && s->ctx->frames > 1);
+}
+
+static bool w_cudnn(const struct sit *s)
+{
+    return is(s->ev->source, "cudnn");
+}
+
+static bool w_cublas(const struct sit *s)
+{
+    return is(s->ev->source, "cublas");
+}
+
+/* Ollama names its own container limit row (its words) before the general one. */
+static bool w_not_ollama(const struct sit *s)
+{
+    return s->g != G_OLLAMA;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+#define ANYC NULL
+#define IMG  J_IMAGE
+#define TRN  J_TRAIN
+#define INF  J_INFER
+static const struct rule rules[] = {
+    /* the cause first: these free memory without touching the workload; each platform has
+     * its own tool to see who holds the memory */
+    {G_ANY, ANYC, "let the allocator grow segments (set before import torch)",
+     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
+     "none; the reserve plus the free memory covers the request", P_CUDA, 0, w_ru_covers},
+    {G_ANY, ANYC, "let the allocator grow segments (set before import torch)",
+     "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
+     "none; the reserve plus the free memory covers the request", P_ROCM, 0, w_ru_covers},
+    {G_VLLM, "engine_reservation other_process",
+     "free the memory other processes hold (vLLM checks at start-up)",
+     "nvidia-smi; kill the other job (or move vLLM: CUDA_VISIBLE_DEVICES=<a free card>)",
+     CH_FREE_GAP, "none", 1.0, "the other job stops", P_CUDA, 0, w_vllm_startup},
+    {G_ANY, "other_process", "free the memory other processes hold",
+     "nvidia-smi; ps aux | grep python; kill #", CH_KILL, "none", 1.0,
+     "restart the stale Jupyter kernel or stop the other job", P_CUDA, 0, NULL},
+    {G_ANY, "other_process", "free the memory other processes hold",
+     "rocm-smi --showpids (or amd-smi process); kill #", CH_KILL, "none", 1.0, "stop the other job",
+     P_ROCM, 0, NULL},
+    {G_ANY, "other_process", "free the memory other processes hold", "xpu-smi ps; kill #", CH_KILL,
+     "none", 1.0, "stop the other job", P_XPU, 0, NULL},
+    {G_ANY, "other_process", "quit the apps that hold the Mac's unified memory",
+     "Activity Monitor > Memory (or: top -o mem); quit the largest apps", CH_MPS_OTHER, "none", 1.0,
+     "the GPU shares RAM with every app", P_MPS, 0, NULL},
+    {G_VLLM, "engine_reservation", "a utilization that fits what is free",
+     "--gpu-memory-utilization #", CH_FREE_UTIL, "none", 1.0, "a smaller KV cache", 0, 0,
+     w_startup_can_hold},
+    {G_VLLM, "engine_reservation",
+     "this card cannot hold the model next to the other process: free it or take a bigger card",
+     "no --gpu-memory-utilization fits: the model needs more than is free (see the card below)",
+     CH_NONE, "none", 1.0, "the other job stops, or another card", 0, 0, w_startup_cannot_hold},
+    {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
+     "slightly slower allocations", P_CUDA, 0, w_torch1},
+    {G_ANY, "fragmentation", "let the allocator grow segments (set before import torch)",
+     "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
+     "none; PyTorch >= 2.9 also reads PYTORCH_ALLOC_CONF", P_CUDA, 0, w_frag_2x},
+    {G_ANY, "fragmentation", "let the allocator grow segments (set before import torch)",
+     "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0, "none", P_ROCM,
+     0, w_frag_2x},
+    {G_ANY, "fragmentation", "cap the split size",
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
+     "slightly slower allocations", P_CUDA, 0, w_frag_2x},
+    {G_ANY, "fragmentation", "release PyTorch's unused cache (the message's advice)",
+     "torch.xpu.empty_cache()", CH_FRAG, "none", 1.0, "cached blocks are freed", P_XPU, 0, NULL},
+    {G_SCRIPT, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
+     CH_NONE, "none", 1.0, "none", 0, TRN | J_NONE, NULL},
+    {G_SCRIPT, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
+     "none", 1.0, "none", 0, TRN | J_NONE, NULL},
+    /* the host's RAM, not the card's: each tool's own levers */
+    {G_OLLAMA, "host_ram", "a smaller tag of the model (fewer parameters or a 4-bit quant)",
+     "ollama run MODEL:<smaller tag>  (ollama show MODEL lists its size)", CH_NONE, "minor", 1.0,
+     "a smaller or more quantized model", 0, 0, NULL},
+    {G_OLLAMA, "host_ram", "unload the other models and free the RAM others hold",
+     "ollama ps; ollama stop MODEL; OLLAMA_MAX_LOADED_MODELS=1", CH_NONE, "none", 1.0,
+     "models load again when asked", 0, 0, NULL},
+    {G_OLLAMA, "host_ram", "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or the num_ctx parameter)",
+     CH_CTX, "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
+    {G_OLLAMA, "host_ram", "raise the container's memory limit",
+     "docker run --memory=<RAM the model needs> ... (or the pod's limits.memory)", CH_NONE, "none",
+     1.0, "only where the limit, not the host, is short", 0, 0, NULL},
+    {G_ANY, "host_ram", "more host RAM or swap (a bigger GPU does not help)",
+     "free -h; add swap (fallocate -l 32G /swapfile; mkswap; swapon) or a machine with more RAM",
+     CH_NONE, "none", 1.0, "swap is slow", 0, 0, NULL},
+    {G_SCRIPT, "host_ram", "load with less host RAM",
+     "from_pretrained(..., low_cpu_mem_usage=True)", CH_NONE, "none", 1.0, "none", 0,
+     INF | TRN | J_NONE, NULL},
+    {G_SCRIPT, "host_ram", "fewer data-loader workers, smaller prefetch",
+     "DataLoader(..., num_workers=2, prefetch_factor=2)", CH_NONE, "none", 0.95,
+     "slower data loading", 0, TRN | J_NONE, NULL},
+    {G_ANY, "host_ram", "raise the container's memory limit",
+     "docker run --memory=<more> --shm-size=<more> (or the pod's limits.memory)", CH_NONE, "none",
+     1.0, "only where the limit, not the host, is short", 0, 0, w_not_ollama},
+    {G_ANY, "not_vram", "smaller kernel tiles", "num_stages=2 (or smaller BLOCK sizes)", CH_NONE,
+     "none", 0.9, "or update the library; a newer GPU architecture has more", 0, 0, NULL},
+    /* bitsandbytes (oom-formats 6): a CPU-only build first, then the fit */
+    {G_BNB_CPU, ANYC, "a CUDA build of bitsandbytes (this one has no GPU support)",
+     "pip install -U bitsandbytes (a CUDA wheel); check: python -m bitsandbytes", CH_NONE, "none",
+     1.0, "none", 0, 0, NULL},
+    {G_BNB, "workload_too_large", "4-bit instead of 8-bit", "BitsAndBytesConfig(load_in_4bit=True)",
+     CH_NONE, "minor", 1.0, "slightly lower quality", 0, 0, NULL},
+    {G_BNB, "workload_too_large", "offload what does not fit, kept in fp32 on the CPU",
+     "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) + device_map with max_memory",
+     CH_NONE, "none", 0.3, "CPU layers are several times slower", 0, 0, NULL},
+    /* TensorFlow (oom-formats 8) */
+    {G_TF, "engine_reservation", "let TensorFlow grow its pool instead of taking the card",
+     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
+     CH_NONE, "none", 1.0, "none", 0, 0, NULL},
+    {G_TF, ANYC, "smaller batch", "model.fit(..., batch_size=<half>)", CH_NONE, "none", 1.0,
+     "more steps per epoch", 0, 0, NULL},
+    /* the growth row once: first for engine_reservation (above), else in the guide's place */
+    {G_TF, "!engine_reservation", "let TensorFlow grow its pool instead of taking the card",
+     "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
+     CH_NONE, "none", 1.0, "none", 0, 0, NULL},
+    {G_TF, ANYC, "mixed precision", "tf.keras.mixed_precision.set_global_policy(\"mixed_float16\")",
+     CH_NONE, "minor", 1.0, "loss scaling; faster on tensor cores", 0, 0, NULL},
+    /* JAX/XLA (oom-formats 9) */
+    {G_JAX, "engine_reservation other_process unknown",
+     "do not preallocate (set before importing jax)", "export XLA_PYTHON_CLIENT_PREALLOCATE=false",
+     CH_NONE, "none", 1.0, "allocations as needed; fragmentation possible", 0, 0, NULL},
+    {G_JAX, "engine_reservation other_process unknown", "a smaller share per process",
+     "export XLA_PYTHON_CLIENT_MEM_FRACTION=.50", CH_NONE, "none", 1.0,
+     "each process gets that share of the card", 0, 0, NULL},
+    {G_JAX, ANYC, "smaller batch", "batch_size = <half>", CH_NONE, "none", 1.0,
+     "more steps per epoch", 0, 0, NULL},
+    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", 0.75,
+     "20-30 % slower", 0, 0, NULL},
+    /* NCCL (oom-formats 11) */
+    {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
+     "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps", 0, TRN | J_NONE,
+     NULL},
+    {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
+     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
+     "slower collectives", 0, 0, NULL},
+    {G_NCCL, ANYC, "check for other processes on the cards; confirm with the NCCL log",
+     "nvidia-smi; export NCCL_DEBUG=INFO", CH_NONE, "none", 1.0, "none", P_CUDA, 0, NULL},
+    /* cuBLAS/cuDNN handle at start-up (oom-formats 10): their own settings, then the card */
+    {G_CUBLAS, ANYC, "run on a card with free memory at start-up",
+     "nvidia-smi; CUDA_VISIBLE_DEVICES=<a free card> python ...", CH_NONE, "none", 1.0, "none",
+     P_CUDA, 0, NULL},
+    {G_CUBLAS, ANYC, "a smaller cuBLAS workspace", "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
+     CH_NONE, "none", 1.0, "none measurable", 0, 0, w_cublas},
+    {G_CUBLAS, ANYC, "no cuDNN autotuning (it tries large workspaces)",
+     "torch.backends.cudnn.benchmark = False", CH_NONE, "none", 0.95, "a few % slower convolutions",
+     0, 0, w_cudnn},
+    {G_CUBLAS, ANYC, "load the model before the first matmul leaves no room: spread it",
+     "from_pretrained(..., device_map=\"auto\", max_memory={0: \"<card minus 2 GiB>\"})", CH_NONE,
+     "none", 1.0, "spread over cards", 0, 0, NULL},
+    /* ComfyUI, in the guide's order (the decode's own fix first when the decode failed) */
+    {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
+     "none", 0.95, "a few seconds more", 0, 0, w_decode},
+    {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
+     "minor", 1.0, "slight loss of fine detail", P_CUDA | P_ROCM | P_XPU, 0, NULL},
+    {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
+     "minor", 0.9, "about 10 % slower", 0, 0, NULL},
+    {G_COMFY, ANYC, "GGUF Q5 weights (12 GB cards)",
+     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", 0.9,
+     "some loss of detail; Q4_K_S loses more", 0, 0, NULL},
+    {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
+     "none", 0.95, "a few seconds more", 0, 0, w_not_decode},
+    {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
+     1.0, "same images, one after another", 0, 0, NULL},
+    {G_COMFY, ANYC, "lower resolution, then upscale", "Empty Latent Image: width/height #", CH_RES,
+     "minor", 1.0, "upscale with a tiled upscaler", 0, 0, NULL},
+    {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
+     "shorter or smaller clip", 0, 0, w_video},
+    {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap #",
+     CH_SWAP, "none", 0.7, "about 30 % slower", 0, 0, w_video},
+    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", 0.95,
+     "slower prompt encoding", 0, 0, NULL},
+    {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
+     CH_LOWVRAM, "none", 0.25, "several times slower", 0, 0, NULL},
+    /* diffusers and other PyTorch image/video pipelines, the same ladder in their words */
+    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", 0.95,
+     "a few seconds more", 0, IMG, w_decode},
+    {G_SCRIPT, ANYC, "fp8 / 8-bit transformer weights",
+     "transformer = ...from_pretrained(..., "
+     "quantization_config=BitsAndBytesConfig(load_in_8bit=True))",
+     CH_FP8, "minor", 0.9, "slight loss of fine detail", P_CUDA, IMG, NULL},
+    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", 0.95,
+     "a few seconds more", 0, IMG, w_not_decode},
+    {G_SCRIPT, ANYC, "one image at a time", "num_images_per_prompt=#", CH_BATCH, "none", 1.0,
+     "same images, one after another", 0, IMG, NULL},
+    {G_SCRIPT, ANYC, "lower resolution, then upscale", "height, width = #", CH_RES, "minor", 1.0,
+     "upscale afterwards", 0, IMG, NULL},
+    {G_SCRIPT, ANYC, "fewer frames or 480p (video)", "num_frames=49, height=480, width=832",
+     CH_FRAMES, "minor", 1.0, "shorter or smaller clip", 0, IMG, w_video},
+    {G_SCRIPT, ANYC, "components on the GPU only while they run", "pipe.enable_model_cpu_offload()",
+     CH_TECPU, "none", 0.8, "slower steps between components", 0, IMG, NULL},
+    {G_SCRIPT, ANYC, "offload layer by layer as a last resort",
+     "pipe.enable_sequential_cpu_offload()", CH_LOWVRAM, "none", 0.25, "several times slower", 0,
+     IMG, NULL},
+    /* Ollama */
+    {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or the num_ctx parameter)",
+     CH_CTX, "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
+    {G_OLLAMA, ANYC, "fewer layers on the GPU", "num_gpu #", CH_NGL, "none", 0.3,
+     "several times slower (ollama ps shows CPU/GPU)", 0, 0, NULL},
+    {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
+     "none", 1.0, "none measurable", 0, 0, NULL},
+    {G_OLLAMA, ANYC, "leave headroom Ollama's estimate misses", "OLLAMA_GPU_OVERHEAD=1073741824",
+     CH_NONE, "none", 1.0, "a layer or two more on the CPU", 0, 0, NULL},
+    /* llama.cpp, by the buffer that failed: weights, KV cache, compute graph */
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
+     "several times slower", 0, 0, w_buf_not_kv_compute},
+    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
+     "minor", 1.0, "some loss of quality", 0, 0, w_buf_weights},
+    {G_LLAMACPP, ANYC, "MoE experts on the CPU", "--n-cpu-moe N (the first N layers' experts)",
+     CH_NONE, "none", 0.7, "expert layers run on the CPU", 0, 0, w_moe_maybe},
+    {G_LLAMACPP, ANYC, "a smaller compute batch", "-ub 256 -b 256", CH_UBATCH, "none", 0.9,
+     "slower prompt processing", 0, 0, w_buf_compute},
+    {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
+     "forgets earlier parts of long chats", 0, 0, w_buf_kv},
+    {G_LLAMACPP, ANYC, "8-bit KV cache", "-ctk q8_0 -ctv q8_0 -fa on", CH_KV8, "none", 1.0,
+     "none measurable", 0, 0, w_buf_kv},
+    {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
+     "forgets earlier parts of long chats", 0, 0, w_buf_compute},
+    {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
+     "forgets earlier parts of long chats", 0, 0, w_buf_unknown},
+    {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
+     "minor", 1.0, "some loss of quality", 0, 0, w_buf_unknown},
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
+     "several times slower", 0, 0, w_buf_kv_compute},
+    /* vLLM: the engine's own number first */
+    {G_VLLM, ANYC, "fewer requests at once (the sampler warms up for each)", "--max-num-seqs #",
+     CH_USERS, "none", 0.8, "lower throughput under load", 0, 0, w_vllm_sampler},
+    {G_VLLM, ANYC, "a maximum length the KV cache holds", "--max-model-len #", CH_SEQ_N, "minor",
+     1.0, "longer requests are refused", 0, 0, w_vllm_seq},
+    {G_VLLM, "kv_cache", "give vLLM more of the card", "--gpu-memory-utilization #", CH_UTIL,
+     "none", 1.0, "nothing else can share the card", 0, 0, w_util_below},
+    {G_VLLM, "kv_cache", "quantized weights (FP8, or an AWQ/GPTQ checkpoint)", "--quantization fp8",
+     CH_FP8, "minor", 1.0, "a small accuracy cost", 0, 0, w_no_blocks},
+    {G_VLLM, "kv_cache", "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
+     "a second card", 0, 0, w_no_blocks},
+    {G_VLLM, ANYC, "shorter maximum length", "--max-model-len #", CH_CTX, "minor", 1.0,
+     "longer requests are refused", 0, 0, w_not_vllm_seq},
+    {G_VLLM, ANYC, "8-bit KV cache", "--kv-cache-dtype fp8", CH_KV8, "minor", 1.0,
+     "twice the tokens; a small accuracy cost", 0, 0, w_not_no_blocks},
+    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", 0.8,
+     "lower throughput under load", 0, 0, w_not_startup_sampler},
+    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", 0.85,
+     "10-20 % slower decoding", 0, 0, NULL},
+    {G_VLLM, ANYC, "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
+     "a second card", 0, 0, w_not_no_blocks},
+    /* training, in the guide's order */
+    {G_SCRIPT, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", 0.95,
+     "no quality cost", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
+     "20-30 % slower", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "fused cross-entropy (Liger kernels)", "use_liger_kernel=True", CH_LIGER,
+     "none", 1.0, "pip install liger-kernel", P_CUDA | P_ROCM, TRN, NULL},
+    {G_SCRIPT, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_BF16, "none", 1.0,
+     "none", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "8-bit AdamW", "optim=\"adamw_bnb_8bit\"", CH_ADAM8, "none", 1.0,
+     "6 B/param less optimizer state", P_CUDA | P_ROCM | P_XPU, TRN, NULL},
+    {G_SCRIPT, ANYC, "LoRA instead of full fine-tuning", "peft LoraConfig(r=16)", CH_LORA, "minor",
+     1.0, "adapters, not the full model", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "QLoRA (4-bit base model)", "BitsAndBytesConfig(load_in_4bit=True) + LoRA",
+     CH_QLORA, "minor", 0.8, "slower steps, 4-bit base", P_CUDA | P_ROCM | P_XPU, TRN, NULL},
+    {G_SCRIPT, ANYC, "shorter sequences", "max_seq_length=#", CH_CTX, "minor", 1.0,
+     "long examples are cut", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
+     CH_TP2, "none", 0.9, "a second card", P_CUDA | P_ROCM, TRN, NULL},
+    /* inference with transformers / a PyTorch script */
+    {G_SCRIPT, ANYC, "fewer sequences at once", "batch_size=# (or fewer prompts per generate())",
+     CH_USERS, "none", 0.8, "lower throughput", 0, INF, NULL},
+    {G_SCRIPT, ANYC, "shorter inputs and outputs", "max_new_tokens=<fewer>, truncate the prompt",
+     CH_CTX, "minor", 1.0, "shorter answers", 0, INF, NULL},
+    {G_SCRIPT, ANYC, "4-bit weights",
+     "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True))", CH_QLORA,
+     "minor", 0.8, "slightly lower quality", P_CUDA, INF, NULL},
+    {G_SCRIPT, ANYC, "spread the model over the cards and the CPU",
+     "from_pretrained(..., device_map=\"auto\", max_memory={0: \"<card minus 2 GiB>\", \"cpu\": "
+     "\"64GiB\"})",
+     CH_NONE, "none", 0.3, "CPU layers are several times slower", 0, INF, NULL},
+    /* a PyTorch job the log does not say more of */
+    {G_SCRIPT, ANYC, "smaller batch",
+     "batch_size = <half> (the tensors of one step shrink with it)", CH_NONE, "none", 1.0,
+     "more steps", 0, J_NONE, NULL},
+    {G_SCRIPT, ANYC, "no autograd where no gradients are needed",
+     "with torch.inference_mode(): ... (inference and evaluation)", CH_NONE, "none", 1.0, "none", 0,
+     J_NONE, NULL},
+    {G_SCRIPT, ANYC, "16-bit activations",
+     "with torch.autocast(\"cuda\", dtype=torch.bfloat16): ...", CH_NONE, "minor", 1.0,
+     "faster on tensor cores", P_CUDA | P_ROCM, J_NONE, NULL},
+    {G_SCRIPT, ANYC, "smaller inputs (crops, tiles, fewer points)",
+     "process the input in tiles or at a lower resolution", CH_NONE, "minor", 1.0, "more passes", 0,
+     J_NONE, NULL},
+    /* MPS: lift PyTorch's own cap last (the message suggests it; the Mac may then swap) */
+    {G_ANY, "!other_process", "lift PyTorch's MPS memory cap (last resort)",
+     "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 (before starting; ComfyUI: before python "
+     "main.py)",
+     CH_NONE, "none", 0.5, "the Mac may swap hard or freeze", P_MPS, 0, NULL},
+    /* any PyTorch-based tool with a heavy cache, when nothing else applies */
+    {G_TORCH, "unknown workload_too_large", "measure the peak first",
+     "torch.cuda.max_memory_allocated()", CH_NONE, "none", 1.0, "none", P_CUDA | P_ROCM, 0, NULL},
+};
 
 static bool in_list(const char *list, const char *word)
 {
@@ -257,16 +641,9 @@ static bool in_list(const char *list, const char *word)
     return false;
 }
 
-static bool is_train_tool(const char *t)
-{
-    return is(t, "pytorch") || is(t, "deepspeed") || is(t, "accelerate") || is(t, "tensorflow") ||
-           is(t, "jax");
-}
-
 /* The group of the event: the layer that printed it where that decides the fixes (a pool,
  * a handle, a library), else the tool. */
-static enum group group_of(const char *tool, const struct vf_oom_event *ev,
-                           const struct vf_oom_context *ctx)
+static enum group group_of(const char *tool, const struct vf_oom_event *ev)
 {
     if (is(tool, "tensorflow"))
         return G_TF;
@@ -286,37 +663,101 @@ static enum group group_of(const char *tool, const struct vf_oom_event *ev,
         return G_LLAMACPP;
     if (is(tool, "vllm"))
         return G_VLLM;
-    bool steps = ctx && ctx->last_step != VF_UNKNOWN && ctx->last_step != 0;
-    if (is_train_tool(tool) || (is(tool, "transformers") && steps))
-        return G_TRAIN;
     return G_TORCH;
 }
 
-/* Whether row r is a fix for an event of group g with diagnosis d (struct rule.causes). */
-static bool selects(const struct rule *r, enum group g, const struct vf_diagnosis *d)
+static unsigned plat_of(const struct vf_oom_event *ev)
 {
-    if (!(covers[r->g] & GBIT(g)))
+    for (unsigned i = 0; i < sizeof plat_names / sizeof plat_names[0]; i++)
+        if (is(ev->backend, plat_names[i]))
+            return 1u << i;
+    return P_CUDA; /* the scanner names a backend for every row; CUDA when it cannot */
+}
+
+static unsigned job_word(const char *w)
+{
+    return is(w, "train")                     ? J_TRAIN
+           : is(w, "infer")                   ? J_INFER
+           : is(w, "image") || is(w, "video") ? J_IMAGE
+                                              : 0;
+}
+
+/*
+ * The job kind (issue 19): --task first; then the tool (ComfyUI and diffusers make images,
+ * the LLM engines serve); then what the log shows (a traceback through backward() or a
+ * trainer, training steps; generate(); a diffusion pipeline); then the model's own task
+ * (an image or video model); else J_NONE. Training is never assumed: the log must show it.
+ */
+static unsigned job_of(enum group g, const char *tool, const struct vf_oom_context *ctx,
+                       const struct vf_explain_opts *opts, const struct vf_model *m)
+{
+    const struct vf_workload *w = opts ? opts->workload : NULL;
+    if (w && w->task_set)
+        return w->task == VF_TASK_TRAIN ? J_TRAIN : w->task == VF_TASK_INFER ? J_INFER : J_IMAGE;
+    if (g == G_COMFY || is(tool, "diffusers") || is(tool, "forge") || is(tool, "a1111"))
+        return J_IMAGE;
+    if (g == G_VLLM || g == G_OLLAMA || g == G_LLAMACPP)
+        return J_INFER;
+    unsigned j = ctx ? job_word(ctx->job) : 0;
+    if (j)
+        return j;
+    if ((ctx && ctx->last_step != VF_UNKNOWN && ctx->last_step != 0) || is(tool, "deepspeed") ||
+        is(tool, "accelerate") || g == G_NCCL)
+        return J_TRAIN;
+    if (m && (m->task == VF_TASK_IMAGE || m->task == VF_TASK_VIDEO))
+        return J_IMAGE;
+    return J_NONE;
+}
+
+/* Whether row r is a fix for the event s (the tags and causes of struct rule). */
+static bool selects(const struct rule *r, const struct sit *s)
+{
+    const struct vf_diagnosis *d = s->d;
+    if (!(covers[r->g] & GBIT(s->g)) || (r->plat && !(r->plat & s->plat)) ||
+        (r->jobs && !(r->jobs & s->job)) || (r->when && !r->when(s)))
         return false;
-    if (!r->causes)
-        return true;
+    if (!r->causes) /* host_ram and not_vram: only the rows that name them */
+        return !is(d->cause, "host_ram") && !is(d->cause, "not_vram");
     if (r->causes[0] == '!')
-        return !is(d->cause, r->causes + 1);
+        return !is(d->cause, r->causes + 1) && !is(d->cause, "host_ram") &&
+               !is(d->cause, "not_vram");
     bool hit = in_list(r->causes, d->cause);
-    for (size_t s = 0; s < d->n_secondary && !hit; s++)
-        hit = in_list(r->causes, d->secondary[s]);
+    for (size_t i = 0; i < d->n_secondary && !hit; i++)
+        hit = in_list(r->causes, d->secondary[i]);
     return hit;
+}
+
+/* The words of the bits of mask (names[i] for bit i), or NULL for 0 (any). */
+static const char *tag_words(struct vf_arena *a, unsigned mask, const char *const *names, size_t n)
+{
+    if (!mask)
+        return NULL;
+    char buf[160] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (mask & 1u << i) {
+            int k = snprintf(buf + at, sizeof buf - at, "%s%s", at ? " " : "", names[i]);
+            if (k < 0 || (size_t)k >= sizeof buf - at)
+                break;
+            at += (size_t)k;
+        }
+    return vf_arena_printf(a, "%s", buf);
 }
 
 /* The workload the log describes, as far as it does. */
 struct known {
     bool ok;             /* model resolved and the engine estimated it */
+    bool resolved;       /* the model resolved (m is filled) */
     const char *missing; /* why not */
     struct vf_model m;
     struct vf_workload w;
     struct vf_estimate est;
+    uint64_t card_bytes; /* the card's usable bytes: the log's total, else --gpu's */
 };
 
-static const char *engine_of(enum group g, const char *tool)
+/* The engine that runs the job: the tool's own, else the job's (issue 19: diffusers for a
+ * PyTorch image job, transformers for inference, the training estimator for training). */
+static const char *engine_of(enum group g, unsigned job, const char *tool)
 {
     switch (g) {
     case G_VLLM:
@@ -327,21 +768,23 @@ static const char *engine_of(enum group g, const char *tool)
         return "ollama";
     case G_COMFY:
         return "comfyui";
-    case G_TRAIN:
-        return "pytorch";
+    case G_TORCH:
+    case G_SCRIPT:
+        return job == J_TRAIN                               ? "pytorch"
+               : job == J_IMAGE                             ? "diffusers"
+               : job == J_INFER || is(tool, "transformers") ? "transformers"
+                                                            : NULL;
     default:
-        return is(tool, "transformers") ? "transformers" : NULL;
+        return NULL;
     }
 }
 
-/* Fills *k with the workload the log (and opts->workload, for what the log does not show)
- * describes for group g, and its estimate: k->ok, or k->missing naming what is lacking. */
-static void build(struct vf_arena *a, const struct vf_oom_event *ev,
-                  const struct vf_oom_context *ctx, const struct vf_explain_opts *opts,
-                  enum group g, const char *tool, struct known *k)
+/* The model the log names (or --model): k->m and k->resolved, else k->missing. */
+static void resolve(struct vf_arena *a, const struct vf_oom_context *ctx,
+                    const struct vf_explain_opts *opts, struct known *k)
 {
     memset(k, 0, sizeof *k);
-    const char *engine = engine_of(g, tool);
+    k->card_bytes = VF_UNKNOWN;
     if (!ctx || !ctx->model) {
         k->missing = "the model: the log does not name it; pass --model";
         return;
@@ -350,23 +793,46 @@ static void build(struct vf_arena *a, const struct vf_oom_event *ev,
         k->missing = "the catalog";
         return;
     }
-    if (!engine) {
-        k->missing = vf_arena_printf(a, "an engine we model for the tool '%s'; pass --tool",
-                                     tool ? tool : "?");
-        return;
-    }
     struct vf_error e = {0};
     if (vf_model_resolve(a, opts->catalog, ctx->model, &k->m, &e)) {
-        k->missing =
-            vf_arena_printf(a, "the model: '%s' is not in the catalog; pass --model", ctx->model);
+        k->missing = vf_arena_printf(a, "the model '%s' (%s)", ctx->model, e.msg);
+        return;
+    }
+    k->resolved = true;
+}
+
+/* The card: the log's total capacity, else the card --gpu named (struct vf_explain_opts). */
+static uint64_t card_of(const struct vf_oom_event *ev, const struct vf_explain_opts *opts)
+{
+    if (ev->total_bytes != VF_UNKNOWN)
+        return ev->total_bytes;
+    return opts && opts->gpu_usable_bytes ? opts->gpu_usable_bytes : VF_UNKNOWN;
+}
+
+/* Fills k (resolved first) with the workload the log (and opts->workload, for what the log
+ * does not show) describes for group g and job, and its estimate: k->ok, or k->missing. */
+static void build(struct vf_arena *a, const struct vf_oom_context *ctx,
+                  const struct vf_explain_opts *opts, enum group g, unsigned job, const char *tool,
+                  struct known *k)
+{
+    const char *engine = engine_of(g, job, tool);
+    if (!k->resolved)
+        return;
+    if (!engine) {
+        k->missing = vf_arena_printf(
+            a, "an engine we model for the tool '%s'; pass --tool or --task", tool ? tool : "?");
         return;
     }
     struct vf_workload *w = &k->w;
     if (opts->workload)
         *w = *opts->workload; /* the user's word, for what the log does not show */
     w->engine = engine;
-    w->usable_bytes = ev->total_bytes;
-    w->task = g == G_TRAIN ? VF_TASK_TRAIN : k->m.task;
+    w->usable_bytes = k->card_bytes;
+    w->task = job == J_TRAIN ? VF_TASK_TRAIN : k->m.task;
+    if (job == J_IMAGE && w->task != VF_TASK_IMAGE && w->task != VF_TASK_VIDEO) {
+        k->missing = vf_arena_printf(a, "an image or video model ('%s' is not one)", ctx->model);
+        return;
+    }
     const struct vf_workload *said = opts->workload;
     uint64_t ctxt = ctx->ctx_tokens != VF_UNKNOWN ? ctx->ctx_tokens : said ? said->ctx_tokens : 0;
     uint64_t batch = ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
@@ -399,6 +865,7 @@ static void build(struct vf_arena *a, const struct vf_oom_event *ev,
         w->opts.value[0] = vf_arena_printf(a, "%.2f", ctx->gpu_memory_utilization);
         w->opts.n = 1;
     }
+    struct vf_error e = {0};
     if (vf_estimate(a, &k->m, w, &k->est, &e)) {
         k->missing = vf_arena_printf(a, "a workload the estimator accepts (%s)", e.msg);
         return;
@@ -439,6 +906,7 @@ struct fixing {
     const struct known *k;
     const struct vf_oom_event *ev;
     const struct vf_oom_context *ctx; /* may be NULL */
+    unsigned job;                     /* J_* */
     const char *arg;                  /* the change's argument (struct change_kind) */
     struct vf_workload w;             /* k->w with the change applied */
     const char *value;                /* what '#' in the command stands for ("" if none) */
@@ -452,11 +920,25 @@ struct fixing {
 static bool apply_ctx(struct fixing *x)
 {
     if (x->c == VF_UNKNOWN || x->c < 2048) {
-        x->value = x->r->g == G_TRAIN ? "1024" : "16384";
+        x->value = x->job == J_TRAIN ? "1024" : "16384";
         return false;
     }
     x->value = vf_arena_printf(x->a, "%llu", (unsigned long long)(x->c / 2 / 1024 * 1024));
     x->w.ctx_tokens = x->c / 2 / 1024 * 1024;
+    return true;
+}
+
+/* vLLM's own N (the tokens its KV cache holds), rounded down to its block size: 16 tokens,
+ * vllm/config.py CacheConfig.block_size default (v0.6 - v0.10) (F-OOM-22). */
+#define VLLM_BLOCK_TOKENS 16
+static bool apply_seq_n(struct fixing *x)
+{
+    uint64_t n = vllm_kv_tokens(x->ev);
+    n = n / VLLM_BLOCK_TOKENS * VLLM_BLOCK_TOKENS;
+    x->value = vf_arena_printf(x->a, "%llu", (unsigned long long)n);
+    if (!x->k->ok || !n)
+        return false;
+    x->w.ctx_tokens = n;
     return true;
 }
 
@@ -525,7 +1007,7 @@ static bool apply_tp2(struct fixing *x)
 static bool apply_batch(struct fixing *x)
 {
     uint64_t b = x->b;
-    if (x->r->g == G_TRAIN) {
+    if (x->job == J_TRAIN) {
         uint64_t nb = b / 4 ? b / 4 : 1;
         x->value = b >= 2 ? vf_arena_printf(x->a,
                                             "per_device_train_batch_size=%llu  "
@@ -574,6 +1056,27 @@ static bool apply_qlora(struct fixing *x)
 {
     x->w.train.method = VF_TRAIN_QLORA;
     return true;
+}
+
+/* A smaller quant than the model has: the first of Q4_K_M, Q3_K_M, Q2_K (llama.cpp's
+ * quantize types) whose estimate is below the model's; Q4_K_M without the model. */
+static bool apply_smaller_quant(struct fixing *x)
+{
+    static const char *const q[] = {"Q4_K_M", "Q3_K_M", "Q2_K"};
+    x->value = q[0];
+    if (!x->k->ok)
+        return false;
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        struct vf_workload w = x->w;
+        struct vf_estimate y;
+        if (vf_quant_parse(q[i], &w.weights, NULL) || vf_estimate(x->a, &x->k->m, &w, &y, NULL) ||
+            y.total_bytes >= x->k->est.total_bytes)
+            continue;
+        x->value = q[i];
+        x->w = w;
+        return true;
+    }
+    return false;
 }
 
 /* Weights stored as the change's argument ("fp8", "q8_0", "Q5_K_M"). */
@@ -653,15 +1156,52 @@ static bool apply_frames(struct fixing *x)
     return true;
 }
 
+/* The estimate of x->w with engine option key = v fits the card (x->k->card_bytes). */
+static bool fits_with(struct fixing *x, const char *key, uint32_t v)
+{
+    struct vf_workload w = x->w;
+    struct vf_estimate y;
+    const char *val = vf_arena_printf(x->a, "%u", v);
+    return val && set_opt(&w, key, val) && !vf_estimate(x->a, &x->k->m, &w, &y, NULL) &&
+           y.total_bytes != VF_UNKNOWN && y.total_bytes <= x->k->card_bytes;
+}
+
+/*
+ * F-OOM-23: the most layers on the GPU that fit the card (llama.cpp -ngl, Ollama num_gpu),
+ * by bisection on the estimator; without the model, the share of the failed buffer the
+ * card's free (else total) memory holds, from the log's own numbers.
+ */
 static bool apply_ngl(struct fixing *x)
 {
+    const char *key = x->r->g == G_OLLAMA ? "num_gpu" : "-ngl";
+    const struct vf_oom_event *ev = x->ev;
     uint32_t n = x->k->ok ? x->k->m.n_layers : 0;
-    if (!n) {
-        x->value = "20";
+    if (!n || x->k->card_bytes == VF_UNKNOWN) {
+        uint64_t avail = ev->free_bytes != VF_UNKNOWN ? ev->free_bytes : ev->total_bytes;
+        uint64_t req = ev->requested_bytes;
+        if (avail != VF_UNKNOWN && req != VF_UNKNOWN && req > avail && req)
+            x->value = vf_arena_printf(x->a, "<%u %% of the layers now on the GPU>",
+                                       (unsigned)((long double)avail * 100.0L / (long double)req));
+        else
+            x->value = "<fewer than now>";
         return false;
     }
-    x->value = vf_arena_printf(x->a, "%u", n - n / 4);
-    return set_opt(&x->w, "-ngl", x->value) && x->r->g == G_LLAMACPP;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) { /* the largest count that fits; 0 when none does */
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (fits_with(x, key, mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    x->value = vf_arena_printf(x->a, "%u", lo);
+    return set_opt(&x->w, key, x->value);
+}
+
+/* llama.cpp's compute batch: -ub 256 -b 256 (defaults 512 and 2048, common/common.h). */
+static bool apply_ubatch(struct fixing *x)
+{
+    return set_opt(&x->w, "-ub", "256") && set_opt(&x->w, "-b", "256");
 }
 
 /* The PID to stop; not a workload change. */
@@ -686,6 +1226,21 @@ static void saves_held(const struct fixing *x, struct vf_fix *f)
         f->missing = "which process: the message names none; run nvidia-smi";
 }
 
+/* vLLM's start-up check: what others hold is the card's total less what was free. */
+static void saves_free_gap(const struct fixing *x, struct vf_fix *f)
+{
+    f->saves_bytes = x->ev->total_bytes - x->ev->free_bytes; /* w_vllm_startup: free < total */
+}
+
+/* MPS: the "other allocations" of the unified memory the message names. */
+static void saves_mps_other(const struct fixing *x, struct vf_fix *f)
+{
+    if (x->ev->non_pytorch_bytes != VF_UNKNOWN)
+        f->saves_bytes = x->ev->non_pytorch_bytes;
+    else
+        f->missing = "what other apps hold: the message does not say";
+}
+
 static void saves_cache(const struct fixing *x, struct vf_fix *f)
 {
     if (x->ev->reserved_unallocated_bytes != VF_UNKNOWN)
@@ -706,13 +1261,53 @@ static void saves_budget(const struct fixing *x, struct vf_fix *f)
     const struct vf_oom_context *ctx = x->ctx;
     double old = ctx && ctx->gpu_memory_utilization > 0.0 ? ctx->gpu_memory_utilization : 0.9;
     double nu = !strcmp(x->value, "0.95") ? 0.95 : 0.98;
-    if (x->ev->total_bytes != VF_UNKNOWN && nu > old)
-        f->saves_bytes = (uint64_t)((long double)(nu - old) * (long double)x->ev->total_bytes);
+    uint64_t card = x->k->card_bytes != VF_UNKNOWN ? x->k->card_bytes : x->ev->total_bytes;
+    if (card != VF_UNKNOWN && nu > old)
+        f->saves_bytes = (uint64_t)((long double)(nu - old) * (long double)card);
     else
-        f->missing = "the card's total: the message does not give it";
+        f->missing = "the card's total: the message does not give it (--gpu)";
 }
 
-/* F-OOM-20: saves = estimate(before).total - estimate(after).total. */
+/* The phase of an image/video job that failed, from the log: ComfyUI's node (a loader, a
+ * sampler, the VAE decode, a text encoder) or a decode seen in the traceback; NULL: the peak. */
+static const char *failed_phase(const struct fixing *x)
+{
+    const struct vf_oom_context *ctx = x->ctx;
+    const char *node = ctx ? ctx->node_type : NULL;
+    if (x->job != J_IMAGE || !ctx)
+        return NULL;
+    if ((ctx->phase && is(ctx->phase, "decode")) || has(node, "Decode"))
+        return "decode";
+    if (has(node, "Loader"))
+        return "load";
+    if (has(node, "Sampler"))
+        return "denoise";
+    if (has(node, "TextEncode"))
+        return "encode";
+    return NULL;
+}
+
+/* F-OOM-24: what the card holds at a phase: the components of that phase and of every phase;
+ * "load", the weights resident while denoising (no activations, no runtime); NULL: the peak. */
+static uint64_t phase_bytes(const struct vf_estimate *e, const char *phase)
+{
+    if (!phase)
+        return e->total_bytes;
+    bool load = !strcmp(phase, "load");
+    uint64_t sum = 0;
+    for (size_t i = 0; i < e->n_components; i++) {
+        const struct vf_component *c = &e->components[i];
+        const char *ph = c->phase;
+        bool in = !ph || !strcmp(ph, "all") || !strcmp(ph, load ? "denoise" : phase);
+        if (load && (!strcmp(c->name, "activations") || !strcmp(c->name, "runtime_overhead")))
+            in = false;
+        if (in && c->device != VF_DEV_HOST)
+            sum = vf__sat_add(sum, c->bytes);
+    }
+    return sum;
+}
+
+/* F-OOM-20: saves = estimate(before) - estimate(after), at the phase that failed (F-OOM-24). */
 static void saves_estimated(const struct fixing *x, struct vf_fix *f)
 {
     struct vf_estimate after;
@@ -721,10 +1316,10 @@ static void saves_estimated(const struct fixing *x, struct vf_fix *f)
         f->missing = vf_arena_printf(x->a, "an estimate of the changed workload (%s)", e.msg);
         return;
     }
-    uint64_t before = x->k->est.total_bytes;
-    f->saves_bytes = before != VF_UNKNOWN && after.total_bytes != VF_UNKNOWN
-                         ? (before > after.total_bytes ? before - after.total_bytes : 0)
-                         : VF_UNKNOWN;
+    const char *phase = failed_phase(x);
+    uint64_t before = phase_bytes(&x->k->est, phase), now = phase_bytes(&after, phase);
+    f->saves_bytes =
+        before != VF_UNKNOWN && now != VF_UNKNOWN ? (before > now ? before - now : 0) : VF_UNKNOWN;
     if (f->saves_bytes == VF_UNKNOWN)
         f->missing = "an estimate in bytes";
 }
@@ -741,6 +1336,7 @@ struct change_kind {
 static const struct change_kind changes[N_CHANGES] = {
     [CH_NONE] = {.saves = saves_unknown, .from_event = true},
     [CH_CTX] = {.apply = apply_ctx, .unchanged = "the context length: the log does not show it"},
+    [CH_SEQ_N] = {.apply = apply_seq_n},
     [CH_KV8] = {.apply = apply_kv8},
     [CH_USERS] = {.apply = apply_users,
                   .unchanged = "the batch: the log does not show it (or it is already 1)"},
@@ -754,6 +1350,7 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_ADAM8] = {.apply = apply_adam8},
     [CH_BF16] = {.apply = apply_bf16},
     [CH_Q5] = {.apply = apply_weights, .arg = "Q5_K_M"},
+    [CH_Q4] = {.apply = apply_smaller_quant},
     [CH_SWAP] = {.apply = apply_swap},
     [CH_TECPU] = {.apply = apply_te_cpu},
     [CH_LOWVRAM] = {.apply = apply_lowvram},
@@ -765,25 +1362,43 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_TILED] = {.apply = apply_tiled},
     [CH_RES] = {.apply = apply_res, .unchanged = "the resolution: the log does not show it"},
     [CH_FRAMES] = {.apply = apply_frames},
-    [CH_NGL] = {.apply = apply_ngl},
+    [CH_NGL] = {.apply = apply_ngl, .unchanged = "the model or the card: the log names neither"},
+    [CH_UBATCH] = {.apply = apply_ubatch},
+    [CH_FREE_GAP] = {.saves = saves_free_gap, .from_event = true},
+    [CH_MPS_OTHER] = {.saves = saves_mps_other, .from_event = true},
     [CH_KILL] = {.apply = apply_kill, .saves = saves_held, .from_event = true},
     [CH_FRAG] = {.saves = saves_cache, .from_event = true},
 };
 
+/* x for rule r, its change to be made on top of w. */
+static void fixing_init(struct fixing *x, struct vf_arena *a, const struct rule *r,
+                        const struct known *k, const struct sit *s, const struct vf_workload *w)
+{
+    const struct vf_oom_context *ctx = s->ctx;
+    *x = (struct fixing){.a = a,
+                         .r = r,
+                         .k = k,
+                         .ev = s->ev,
+                         .ctx = ctx,
+                         .job = s->job,
+                         .arg = changes[r->ch].arg,
+                         .w = *w};
+    x->value = "";
+    x->c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
+    x->b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
+    if (!x->b && k->ok) /* the batch the user said */
+        x->b = k->w.task == VF_TASK_TRAIN                                 ? k->w.train.batch
+               : k->w.task == VF_TASK_IMAGE || k->w.task == VF_TASK_VIDEO ? k->w.diffusion.batch
+                                                                          : k->w.users;
+}
+
 /* Fills one fix from a rule: its command with '#' replaced, and what it saves (F-OOM-20). */
 static void make_fix(struct vf_arena *a, const struct rule *r, const struct known *k,
-                     const struct vf_oom_event *ev, const struct vf_oom_context *ctx,
-                     struct vf_fix *f)
+                     const struct sit *s, struct vf_fix *f)
 {
     const struct change_kind *ck = &changes[r->ch];
-    struct fixing x = {.a = a, .r = r, .k = k, .ev = ev, .ctx = ctx, .arg = ck->arg, .w = k->w};
-    x.value = "";
-    x.c = k->ok ? eff_ctx(k) : (ctx ? ctx->ctx_tokens : VF_UNKNOWN);
-    x.b = ctx && ctx->batch != VF_UNKNOWN ? ctx->batch : 0;
-    if (!x.b && k->ok) /* the batch the user said */
-        x.b = k->w.task == VF_TASK_TRAIN                                 ? k->w.train.batch
-              : k->w.task == VF_TASK_IMAGE || k->w.task == VF_TASK_VIDEO ? k->w.diffusion.batch
-                                                                         : k->w.users;
+    struct fixing x;
+    fixing_init(&x, a, r, k, s, &k->w);
     bool changed = ck->apply && ck->apply(&x);
     const char *hash = strchr(r->command, '#');
     *f = (struct vf_fix){
@@ -796,7 +1411,10 @@ static void make_fix(struct vf_arena *a, const struct rule *r, const struct know
         .speed_factor = r->speed,
         .cost = r->cost,
     };
-    if (ck->from_event)
+    if (is(s->d->cause, "host_ram") || is(s->d->cause, "not_vram"))
+        f->missing = is(s->d->cause, "host_ram") ? "host RAM is not what vramfit estimates"
+                                                 : "shared memory per block is not VRAM";
+    else if (ck->from_event)
         ck->saves(&x, f);
     else if (!k->ok)
         f->missing = k->missing;
@@ -841,21 +1459,6 @@ static struct vf_fix *next_fix(struct vf_explain *out)
     return &out->fixes[out->n_fixes++];
 }
 
-/* Causes where the card's memory is not what ran out: their one fix instead of the rules. */
-static const struct {
-    const char *cause;
-    struct vf_fix fix;
-} dead_ends[] = {
-    {"host_ram",
-     {"more host RAM or swap; load with mmap",
-      "low_cpu_mem_usage=True; docker run --memory/--shm-size", VF_UNKNOWN,
-      "host RAM is not what vramfit estimates", "none", 1.0, "a bigger GPU does not help"}},
-    {"not_vram",
-     {"smaller kernel tiles", "num_stages=2 (or smaller BLOCK sizes)", VF_UNKNOWN,
-      "shared memory per block is not VRAM", "none", 0.9,
-      "or update the library; a newer GPU architecture has more"}},
-};
-
 /* Causes where the memory is there, held or split: a bigger card is not the answer. */
 static const char *const no_bigger_card = "host_ram not_vram other_process fragmentation leak "
                                           "engine_reservation";
@@ -866,41 +1469,105 @@ static void estimate_evidence(struct vf_arena *a, const struct known *k,
                               const struct vf_oom_event *ev, struct vf_diagnosis *d)
 {
     char b1[48], b2[48];
-    if (!k->ok || ev->total_bytes == VF_UNKNOWN || k->est.total_bytes == VF_UNKNOWN)
+    uint64_t card = k->card_bytes; /* the log's total, else --gpu's */
+    (void)ev;
+    if (!k->ok || card == VF_UNKNOWN || k->est.total_bytes == VF_UNKNOWN)
         return;
-    bool over = k->est.total_bytes > ev->total_bytes;
+    bool over = k->est.total_bytes > card;
     vf__diagnose_add(
         d, vf_arena_printf(a, "F-OOM-14: the estimate for %s on %s needs %s of the card's %s%s",
                            k->m.name ? k->m.name : k->m.id, k->w.engine,
                            vf_format_bytes(b1, sizeof b1, k->est.total_bytes, VF_FMT_IEC),
-                           vf_format_bytes(b2, sizeof b2, ev->total_bytes, VF_FMT_IEC),
+                           vf_format_bytes(b2, sizeof b2, card, VF_FMT_IEC),
                            over ? ": the workload is larger than the card" : ""));
     if (over && is(d->cause, "unknown"))
         d->cause = "workload_too_large";
 }
 
-/* The fixes: a dead end's one fix, else every row of `rules` selects() takes, in order. */
-static void list_fixes(struct vf_arena *a, const struct known *k, enum group g,
-                       const struct vf_oom_event *ev, const struct vf_oom_context *ctx,
-                       struct vf_explain *out)
+/* The fixes: every row of `rules` selects() takes, in order, each with its tags. */
+static void list_fixes(struct vf_arena *a, const struct known *k, const struct sit *s,
+                       struct vf_explain *out, const struct rule **picked)
 {
-    const struct vf_diagnosis *d = &out->diagnosis;
-    for (size_t i = 0; i < sizeof dead_ends / sizeof dead_ends[0]; i++) {
-        if (!is(d->cause, dead_ends[i].cause))
-            continue;
-        struct vf_fix *f = next_fix(out);
-        if (f)
-            *f = dead_ends[i].fix;
-        return;
-    }
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        if (!selects(&rules[i], g, d))
+        const struct rule *r = &rules[i];
+        if (!selects(r, s))
             continue;
         struct vf_fix *f = next_fix(out);
         if (!f)
             break;
-        make_fix(a, &rules[i], k, ev, ctx, f);
+        picked[out->n_fixes - 1] = r;
+        make_fix(a, r, k, s, f);
+        f->still_short_bytes =
+            out->short_bytes == VF_UNKNOWN || f->saves_bytes == VF_UNKNOWN ? VF_UNKNOWN
+            : out->short_bytes > f->saves_bytes ? out->short_bytes - f->saves_bytes
+                                                : 0;
+        unsigned tools = 0;
+        for (int g = 0; g < N_GROUPS; g++)
+            if (g != G_ANY && covers[r->g] & GBIT(g))
+                tools |= GBIT(g);
+        f->tag_tools = r->g == G_ANY ? NULL : tag_words(a, tools, group_names, N_GROUPS);
+        f->tag_platforms = tag_words(a, r->plat, plat_names, 5);
+        f->tag_jobs = tag_words(a, r->jobs, job_names, 4);
     }
+}
+
+/* The shortfall (F-OOM-10/14): the estimate over the card when the model is known and does
+ * not fit, else what the message asked beyond what was free; VF_UNKNOWN otherwise. */
+static uint64_t shortfall(const struct known *k, const struct vf_oom_event *ev)
+{
+    if (k->ok && k->est.total_bytes != VF_UNKNOWN && k->card_bytes != VF_UNKNOWN &&
+        k->est.total_bytes > k->card_bytes)
+        return k->est.total_bytes - k->card_bytes;
+    if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
+        ev->requested_bytes > ev->free_bytes)
+        return ev->requested_bytes - ev->free_bytes;
+    return VF_UNKNOWN;
+}
+
+/* The knob a change sets: the weight storage is one knob whichever type it picks. */
+static int knob_of(enum change ch)
+{
+    return ch == CH_FP8 || ch == CH_Q8 || ch == CH_Q5 || ch == CH_Q4 ? -1 : (int)ch;
+}
+
+/*
+ * F-OOM-25 (DESIGN section 8, `combination`): the listed fixes that change the workload,
+ * applied one on top of the other in the listed order; a fix is kept when it lowers the
+ * estimate, and the walk stops as soon as the estimate fits the card. Needs the model and
+ * the card; out->n_combination 0 otherwise.
+ */
+static void combine(struct vf_arena *a, const struct known *k, const struct sit *s,
+                    const struct rule *const *picked, struct vf_explain *out)
+{
+    out->combination_total_bytes = VF_UNKNOWN;
+    if (!k->ok || k->card_bytes == VF_UNKNOWN || k->est.total_bytes == VF_UNKNOWN ||
+        k->est.total_bytes <= k->card_bytes)
+        return;
+    struct vf_workload w = k->w;
+    uint64_t total = k->est.total_bytes;
+    for (size_t i = 0; i < out->n_fixes && total > k->card_bytes; i++) {
+        const struct change_kind *ck = &changes[picked[i]->ch];
+        if (!ck->apply || ck->from_event || ck->saves) /* not an estimator change */
+            continue;
+        struct fixing x;
+        fixing_init(&x, a, picked[i], k, s, &w);
+        struct vf_estimate y;
+        if (!ck->apply(&x) || vf_estimate(a, &k->m, &x.w, &y, NULL) ||
+            y.total_bytes == VF_UNKNOWN || y.total_bytes >= total)
+            continue;
+        w = x.w;
+        total = y.total_bytes;
+        size_t n = 0; /* a fix that sets the same knob replaces the one kept before */
+        for (size_t j = 0; j < out->n_combination; j++)
+            if (knob_of(picked[out->combination[j]]->ch) != knob_of(picked[i]->ch))
+                out->combination[n++] = out->combination[j];
+        out->combination[n++] = i;
+        out->n_combination = n;
+    }
+    if (!out->n_combination)
+        return;
+    out->combination_total_bytes = total;
+    out->combination_fits = total <= k->card_bytes;
 }
 
 /* The cheapest bigger card (F-OOM-21), when no fix covers the shortfall for free: the
@@ -910,16 +1577,19 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
                         const struct vf_catalog *catalog, struct vf_explain *out)
 {
     struct vf_diagnosis *d = &out->diagnosis;
-    if (!catalog || (d->cause && in_list(no_bigger_card, d->cause)))
+    /* engine_reservation needs no bigger card, unless the model cannot fit what is free */
+    bool cannot = k->ok && vllm_cannot_hold(&k->est, ev) && has(ev->text, "Free memory on device");
+    if (!catalog || (d->cause && in_list(no_bigger_card, d->cause) && !cannot))
         return;
     uint64_t short_by = VF_UNKNOWN;
     if (ev->requested_bytes != VF_UNKNOWN && ev->free_bytes != VF_UNKNOWN &&
         ev->requested_bytes > ev->free_bytes)
         short_by = ev->requested_bytes - ev->free_bytes;
-    if (k->ok && k->est.total_bytes != VF_UNKNOWN && ev->total_bytes != VF_UNKNOWN &&
-        k->est.total_bytes > ev->total_bytes)
-        short_by = k->est.total_bytes - ev->total_bytes;
-    for (size_t i = 0; i < out->n_fixes; i++)
+    uint64_t card = k->card_bytes;
+    if (k->ok && k->est.total_bytes != VF_UNKNOWN && card != VF_UNKNOWN &&
+        k->est.total_bytes > card)
+        short_by = k->est.total_bytes - card;
+    for (size_t i = 0; i < out->n_fixes && !cannot; i++)
         if (fix_is_free(&out->fixes[i], short_by))
             return;
     if (k->ok) {
@@ -928,17 +1598,26 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
         w.usable_bytes = VF_UNKNOWN;
         w.gpus = 1;
         struct vf_error e = {0};
-        if (!vf_pick(a, catalog, &k->m, &w, NULL, &p, &e) && p.n_rows) {
-            out->bigger_card = p.rows[0].gpu;
-            out->bigger_offer = p.rows[0].offer;
+        size_t i = 0; /* issue 19: a bigger card is never the card the job ran on */
+        if (!vf_pick(a, catalog, &k->m, &w, NULL, &p, &e))
+            while (i < p.n_rows && card != VF_UNKNOWN && p.rows[i].gpu &&
+                   p.rows[i].gpu->usable_bytes <= card)
+                i++;
+        if (!e.code && i < p.n_rows) {
+            out->bigger_card = p.rows[i].gpu;
+            out->bigger_offer = p.rows[i].offer;
             vf__diagnose_add(d, "F-OOM-21a: bigger card: the cheapest offer vf_pick finds for "
-                                "the estimated workload");
+                                "the estimated workload, larger than this card");
             return;
         }
     }
-    uint64_t need = ev->total_bytes != VF_UNKNOWN && short_by != VF_UNKNOWN
-                        ? vf__sat_add(ev->total_bytes, short_by)
-                        : VF_UNKNOWN;
+    uint64_t need =
+        card != VF_UNKNOWN && short_by != VF_UNKNOWN ? vf__sat_add(card, short_by) : VF_UNKNOWN;
+    /* XLA names what the whole program needs (its buffer assignment): a card over that */
+    bool xla = is(ev->source, "xla") && ev->allocated_bytes != VF_UNKNOWN &&
+               (need == VF_UNKNOWN || need < ev->allocated_bytes);
+    if (xla)
+        need = ev->allocated_bytes;
     if (need == VF_UNKNOWN)
         return;
     cheapest_over(catalog, need, out);
@@ -946,7 +1625,8 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
     if (out->bigger_card)
         vf__diagnose_add(d, vf_arena_printf(a,
                                             "F-OOM-21b: bigger card: the cheapest single card "
-                                            "with more than total + shortfall = %s usable",
+                                            "with more than %s = %s usable",
+                                            xla ? "the program's buffers" : "total + shortfall",
                                             vf_format_bytes(b, sizeof b, need, VF_FMT_IEC)));
 }
 
@@ -968,13 +1648,30 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
     enum vf_err rc = vf__diagnose(a, ev, ctx, &out->diagnosis, err);
     if (rc)
         return rc;
-    enum group g = group_of(tool, ev, ctx);
+    enum group g = group_of(tool, ev);
     struct known *k = vf_arena_alloc(a, sizeof *k);
     if (!k)
         return vf__errf(err, VF_ENOMEM, "explain: out of memory");
-    build(a, ev, ctx, opts, g, tool, k);
+    resolve(a, ctx, opts, k);
+    k->card_bytes = card_of(ev, opts);
+    struct sit s = {.g = g,
+                    .plat = plat_of(ev),
+                    .d = &out->diagnosis,
+                    .ev = ev,
+                    .ctx = ctx,
+                    .m = k->resolved ? &k->m : NULL};
+    s.job = job_of(g, tool, ctx, opts, s.m);
+    build(a, ctx, opts, g, s.job, tool, k);
+    s.est = k->ok ? &k->est : NULL;
+    out->tool = tool;
+    out->group = group_names[g];
+    out->platform = tag_words(a, s.plat, plat_names, 5);
+    out->job = tag_words(a, s.job, job_names, 4);
     estimate_evidence(a, k, ev, &out->diagnosis);
-    list_fixes(a, k, g, ev, ctx, out);
+    out->short_bytes = shortfall(k, ev);
+    const struct rule *picked[VF_MAX_FIXES];
+    list_fixes(a, k, &s, out, picked);
+    combine(a, k, &s, picked, out);
     bigger_card(a, k, ev, opts ? opts->catalog : NULL, out);
     return VF_OK;
 }

@@ -416,8 +416,8 @@ static void say_handle_at_start(const struct facts *f)
 {
     evidence(f,
              "%s could not allocate its handle/workspace (a few MiB, at the first use): the "
-             "card was already full when the job started; most often another process holds it "
-             "(nvidia-smi), else the model loaded on that card fills it",
+             "card was already full at that point; the message does not say by whom (this "
+             "job's own tensors or another process): nvidia-smi while it runs tells which",
              is(f->ev->source, "cublas") ? "cuBLAS" : "cuDNN");
 }
 
@@ -453,8 +453,11 @@ static void say_free_over_total(const struct facts *f)
 
 static void say_cache(const struct facts *f)
 {
+    /* the words compare the reserve with the request itself (issue 19: "less than" was
+     * printed for a reserve larger than the request when it was under 5 % of the card) */
+    bool covers = f->req != VF_UNKNOWN && f->ru >= f->req;
     evidence(f, "reserved-but-unallocated %s = %u.%u %% of the card; %s the request%s",
-             gib(f->a, f->ru), f->ru_pm / 10, f->ru_pm % 10, f->frag ? "at least" : "less than",
+             gib(f->a, f->ru), f->ru_pm / 10, f->ru_pm % 10, covers ? "at least" : "less than",
              f->frag ? ": the memory is there, in pieces too small" : "");
 }
 
@@ -534,6 +537,18 @@ static void say_tf_pool(const struct facts *f)
 
 /* ------------------------------------------------------------------ rules */
 
+/* No figures: the platform's own tool to watch the memory (issue 19: nvidia-smi only on
+ * CUDA). */
+static void say_no_evidence(const struct facts *f)
+{
+    const char *b = f->ev->backend;
+    evidence(f, "the message carries no figures; run %s while the job runs",
+             is(b, "rocm")  ? "rocm-smi --showmeminfo vram"
+             : is(b, "mps") ? "Activity Monitor (Memory)"
+             : is(b, "xpu") ? "xpu-smi stats"
+                            : "nvidia-smi");
+}
+
 /* Rules of one chain are alternatives (an if / else if): only the first that holds fires. */
 enum chain { C_NONE, C_START, C_POOL, C_TOO_LARGE };
 
@@ -586,7 +601,8 @@ static const struct rule rules[] = {
     {"F-OOM-17", "engine_reservation", C_POOL, false, holds_xla_small, say_xla_small, NULL},
     {"F-OOM-12", NULL, C_NONE, false, holds_host_pid, say_host_pid, NULL},
     {"F-OOM-12", "other_process", C_NONE, false, holds_mps_other, say_mps_other, NULL},
-    {"F-OOM-12", "other_process", C_NONE, false, holds_handle_at_start, say_handle_at_start, NULL},
+    /* evidence only: a bare handle failure names no other process (issue 19) */
+    {"F-OOM-12", NULL, C_NONE, false, holds_handle_at_start, say_handle_at_start, NULL},
     {"F-OOM-12", NULL, C_NONE, false, holds_others_named, say_others_named, NULL},
     {"F-OOM-12", "other_process", C_NONE, false, holds_others_matter, NULL, NULL},
     {"F-OOM-10", NULL, C_NONE, false, holds_short_of_free, say_short_of_free, NULL},
@@ -622,8 +638,7 @@ static const struct rule rules[] = {
      "install a CUDA build before judging the fit"},
     {NULL, "unknown", C_NONE, false, holds_no_cause, NULL, NULL},
     {"F-OOM-11", "fragmentation", C_NONE, false, holds_frag_minor, NULL, NULL},
-    {NULL, NULL, C_NONE, false, holds_no_evidence, NULL,
-     "the message carries no figures; run nvidia-smi while the job runs"},
+    {NULL, NULL, C_NONE, false, holds_no_evidence, say_no_evidence, NULL},
 };
 
 /*

@@ -54,6 +54,8 @@ enum ctx_kind {
     K_VER_VLLM,
     K_VER_TORCH,
     K_HINT,
+    K_JOB,
+    K_PHASE,
     K_FOLLOW,
     K_BNB_CPU,
     K_TF_STAT,
@@ -101,6 +103,35 @@ static const struct ctx_key ctx_keys[] = {
     {"sigkill_handler", K_HINT, "deepspeed"},
     {"accelerate/", K_HINT, "accelerate"},
     {"tensorflow", K_HINT, "tensorflow"},
+    {"diffusers/", K_HINT, "diffusers"},
+    /* the job a traceback shows (issue 19): training beats image/video beats inference */
+    {"backward(", K_JOB, "train"},
+    {"optimizer.step", K_JOB, "train"},
+    {"training_step", K_JOB, "train"},
+    {"_inner_training_loop", K_JOB, "train"},
+    {"trainer.train", K_JOB, "train"},
+    {"generation/utils.py", K_JOB, "infer"},
+    {".generate(", K_JOB, "infer"},
+    {"inference_mode", K_JOB, "infer"},
+    {"diffusers/", K_JOB, "image"},
+    {"KSampler", K_JOB, "image"},
+    {"SamplerCustom", K_JOB, "image"},
+    {"VAEDecode", K_JOB, "image"},
+    {"stable-diffusion-webui", K_JOB, "image"},
+    {"sd_samplers", K_JOB, "image"},
+    {"WanVideo", K_JOB, "video"},
+    {"HunyuanVideo", K_JOB, "video"},
+    {"HyVideo", K_JOB, "video"},
+    /* the phase (or llama.cpp buffer) that was being allocated; the last seen wins */
+    {"load_tensors", K_PHASE, "weights"},
+    {"llama_model_load", K_PHASE, "weights"},
+    {"for kv cache", K_PHASE, "kv"},
+    {"llama_kv_cache", K_PHASE, "kv"},
+    {"kv_self", K_PHASE, "kv"},
+    {"gallocr", K_PHASE, "compute"},
+    {"compute buffer", K_PHASE, "compute"},
+    {"VAEDecode", K_PHASE, "decode"},
+    {"vae.decode", K_PHASE, "decode"},
     {"Currently allocated", K_FOLLOW, "allocated"},
     {"Requested     ", K_FOLLOW, "requested"},
     {"Device limit", K_FOLLOW, "total"},
@@ -147,7 +178,7 @@ static const struct ctx_key ctx_keys[] = {
 #define N_CTX_KEYS (sizeof ctx_keys / sizeof ctx_keys[0])
 
 /* Tool hints, weakest first: a stronger one replaces a weaker one already seen. */
-static const char *const hint_rank[] = {"tensorflow", "accelerate", "deepspeed",
+static const char *const hint_rank[] = {"tensorflow", "accelerate", "diffusers", "deepspeed",
                                         "ollama",     "vllm",       "comfyui"};
 
 /* Wu-Manber tables (2-byte blocks) over the patterns of at least `min` bytes. */
@@ -779,6 +810,21 @@ static void key_hint(struct vf_oom_scan *s, const char *tool)
         ev->tool = refine_tool(ev->tool, tool);
 }
 
+/* The job a line shows (struct vf_oom_context.job): the strongest seen so far. */
+static void key_job(struct vf_oom_scan *s, const char *job)
+{
+    static const char *const rank[] = {"infer", "image", "video", "train"};
+    int have = -1, got = -1;
+    for (int i = 0; i < 4; i++) {
+        if (s->ctx.job && !strcmp(s->ctx.job, rank[i]))
+            have = i;
+        if (!strcmp(job, rank[i]))
+            got = i;
+    }
+    if (got > have)
+        s->ctx.job = job;
+}
+
 /* A figure on a line after the message ("Currently allocated     : 1.2 GiB"). */
 static void key_follow(struct vf_oom_scan *s, const char *field, const char *p, const char *end)
 {
@@ -943,6 +989,12 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
             break;
         case K_HINT:
             key_hint(s, k->arg);
+            break;
+        case K_JOB:
+            key_job(s, k->arg);
+            break;
+        case K_PHASE:
+            s->ctx.phase = k->arg;
             break;
         case K_FOLLOW:
             key_follow(s, k->arg, p, end);

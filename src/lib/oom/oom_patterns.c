@@ -648,6 +648,8 @@ const struct vf__oom_row vf__oom_rows[] = {
      VF__OOM_WEAK, 4, NULL, "llamacpp-unable-allocate.log"},
     {"llamacpp-fit-params", T1("trying to fit params to free device memory"), "llamacpp",
      "ggml-cuda", "cuda", 0, 4, NULL, "llamacpp-fit-params.log"},
+    {"llamacpp-kv-buffer", T1("failed to allocate buffer for kv cache"), "llamacpp", "ggml-cuda",
+     "cuda", VF__OOM_WEAK, 4, NULL, "llamacpp-kv-buffer.log"},
     {"llamacpp-create-context", T1("failed to create context with model"), "llamacpp", "ggml-cuda",
      "cuda", VF__OOM_WEAK, 4, NULL, "llamacpp-create-context.log"},
     {"llamacpp-old-cuda-error", T1("at ggml-cuda.cu:"), "llamacpp", "ggml-cuda", "cuda", 0, 4,

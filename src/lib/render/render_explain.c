@@ -14,6 +14,18 @@ static const char *iec(char *buf, size_t cap, uint64_t v)
     return vf_format_bytes(buf, cap, v, VF_FMT_IEC);
 }
 
+/* The platform's own tool to see who holds the memory (issue 19: no nvidia-smi on others). */
+static const char *smi_of(const char *platform)
+{
+    if (platform && !strcmp(platform, "rocm"))
+        return "rocm-smi --showmeminfo vram";
+    if (platform && !strcmp(platform, "mps"))
+        return "Activity Monitor, Memory";
+    if (platform && !strcmp(platform, "xpu"))
+        return "xpu-smi stats";
+    return "nvidia-smi";
+}
+
 static const char *cause_words(const char *c)
 {
     static const struct {
@@ -27,7 +39,7 @@ static const char *cause_words(const char *c)
         {"engine_reservation", "the engine reserves a share of the whole card that is not free."},
         {"host_ram", "the host's RAM ran out, not the GPU's: a bigger GPU does not help."},
         {"not_vram", "not GPU memory: a kernel needs more on-chip shared memory than it has."},
-        {"unknown", "the message does not say enough; run nvidia-smi while the job runs."},
+        {"unknown", "the message does not say enough; run"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (c && !strcmp(c, t[i].cause))
@@ -69,7 +81,12 @@ static void symptoms_text(struct vf__sb *b, const struct vf_oom_context *ctx)
 static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
 {
     char s1[48], s2[48], s3[48];
-    if (ev->requested_bytes != VF_UNKNOWN)
+    /* Ollama's pre-load check names the whole model's need, not one allocation (issue 19) */
+    bool whole = ev->pattern && !strcmp(ev->pattern, "ollama-system-memory");
+    if (ev->requested_bytes != VF_UNKNOWN && whole)
+        vf__sb_printf(b, "  model needs       %12s   Ollama's estimate of the whole model in RAM\n",
+                      iec(s1, sizeof s1, ev->requested_bytes));
+    else if (ev->requested_bytes != VF_UNKNOWN)
         vf__sb_printf(b,
                       "  failed request    %12s   one allocation; not what the whole job needs\n",
                       iec(s1, sizeof s1, ev->requested_bytes));
@@ -123,6 +140,25 @@ static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
 }
 
 /* Contract: text for a finished vf_explain(); NULL only when the arena is exhausted. */
+/* "Together: fixes 1 + 3 ..." (issue 19, DESIGN section 8's combination), when there is one. */
+static void combination_text(struct vf__sb *b, const struct vf_explain *x)
+{
+    char s1[32], s2[32];
+    if (!x->n_combination)
+        return;
+    if (x->n_combination == 1)
+        vf__sb_printf(b, "\nFix %zu alone brings", x->combination[0] + 1);
+    else
+        vf__sb_printf(b, "\nTogether, fixes");
+    for (size_t i = 0; x->n_combination > 1 && i < x->n_combination; i++)
+        vf__sb_printf(b, "%s%zu", i ? " + " : " ", x->combination[i] + 1);
+    vf__sb_printf(b, "%s the estimate to %s: %s\n", x->n_combination > 1 ? " bring" : "",
+                  iec(s1, sizeof s1, x->combination_total_bytes),
+                  x->combination_fits ? "it fits the card" : "still more than the card");
+    if (x->short_bytes != VF_UNKNOWN)
+        vf__sb_printf(b, "  (short by %s before any fix)\n", iec(s2, sizeof s2, x->short_bytes));
+}
+
 char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
                              const struct vf_render_opts *o)
 {
@@ -159,8 +195,11 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         vf__sb_printf(&b, "  message           %s\n", ev->text);
 
     const struct vf_diagnosis *d = &x->diagnosis;
-    vf__sb_printf(&b, "\nDiagnosis (%s): %s\n", d->cause ? d->cause : "unknown",
+    vf__sb_printf(&b, "\nDiagnosis (%s): %s", d->cause ? d->cause : "unknown",
                   cause_words(d->cause));
+    if (!d->cause || !strcmp(d->cause, "unknown")) /* the platform's own tool (issue 19) */
+        vf__sb_printf(&b, " %s while the job runs.", smi_of(x->platform));
+    vf__sb_printf(&b, "\n");
     if (d->n_secondary) {
         vf__sb_printf(&b, "Also:");
         for (size_t i = 0; i < d->n_secondary; i++)
@@ -171,8 +210,8 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         vf__sb_printf(&b, "  - %s\n", d->evidence[i]);
 
     if (x->n_fixes) {
-        vf__sb_printf(&b, "\nFixes for %s, in the order to try them:\n",
-                      ev->tool ? ev->tool : "this tool");
+        const char *tool = x->tool ? x->tool : ev->tool; /* --tool wins (issue 19) */
+        vf__sb_printf(&b, "\nFixes for %s, in the order to try them:\n", tool ? tool : "this tool");
         for (size_t i = 0; i < x->n_fixes; i++) {
             const struct vf_fix *f = &x->fixes[i];
             if (f->saves_bytes != VF_UNKNOWN)
@@ -184,7 +223,11 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             vf__sb_printf(&b, "        %s\n", f->command);
             if (f->saves_bytes == VF_UNKNOWN && f->missing)
                 vf__sb_printf(&b, "        (no saving computed: %s)\n", f->missing);
+            else if (f->still_short_bytes != VF_UNKNOWN && f->still_short_bytes)
+                vf__sb_printf(&b, "        (alone it leaves %s short)\n",
+                              iec(s2, sizeof s2, f->still_short_bytes));
         }
+        combination_text(&b, x);
     }
     if (x->bigger_card) {
         vf__sb_printf(&b, "\nNo fix above? The cheapest card with room for this job:\n");
@@ -272,6 +315,20 @@ static json_t *symptoms_json(const struct vf_oom_context *ctx)
 }
 
 /* Contract: the Explain JSON document; NULL only when memory runs out. */
+/* {"fixes": [1-based numbers], "total_bytes", "fits"}, or null when there is none. */
+static json_t *combination_json(const struct vf_explain *x)
+{
+    if (!x->n_combination)
+        return json_null();
+    json_t *o = json_object(), *ids = json_array();
+    for (size_t i = 0; i < x->n_combination; i++)
+        json_array_append_new(ids, json_integer((json_int_t)x->combination[i] + 1));
+    json_object_set_new(o, "fixes", ids);
+    json_object_set_new(o, "total_bytes", vf__json_bytes(x->combination_total_bytes));
+    json_object_set_new(o, "fits", json_boolean(x->combination_fits));
+    return o;
+}
+
 char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
 {
     json_t *root = json_object();
@@ -296,6 +353,7 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
         json_object_set_new(o, "saves_bytes", vf__json_bytes(f->saves_bytes));
         json_object_set_new(o, "missing",
                             vf__json_str(f->saves_bytes == VF_UNKNOWN ? f->missing : NULL));
+        json_object_set_new(o, "still_short_bytes", vf__json_bytes(f->still_short_bytes));
         json_t *c = json_object();
         json_object_set_new(c, "quality", vf__json_str(f->quality));
         json_object_set_new(c, "speed_factor", json_real(f->speed_factor));
@@ -304,6 +362,14 @@ char *vf_render_explain_json(struct vf_arena *a, const struct vf_explain *x)
         json_array_append_new(fx, o);
     }
     json_object_set_new(root, "fixes", fx);
+    json_object_set_new(root, "combination", combination_json(x));
+    json_t *ff = json_object(); /* issue 19: what the fixes were chosen for */
+    json_object_set_new(ff, "tool", vf__json_str(x->tool));
+    json_object_set_new(ff, "platform", vf__json_str(x->platform));
+    json_object_set_new(ff, "job", vf__json_str(x->job));
+    json_object_set_new(ff, "short_bytes",
+                        vf__json_bytes(x->n_events ? x->short_bytes : VF_UNKNOWN));
+    json_object_set_new(root, "fixes_for", ff);
     if (x->bigger_card) {
         json_t *bc = json_object();
         json_object_set_new(bc, "gpu", vf__json_str(x->bigger_card->id));
