@@ -134,12 +134,17 @@ static void speed_columns(void **state)
     const struct vf_gpu_spec *g = vf_catalog_gpu(c, "rtx-4090");
     assert_true(g->tflops_fp16 == 330.3 && g->tflops_bf16 == 165.2 && g->tflops_int8 == 660.6);
     assert_true(g->pcie_gen == 4 && g->pcie_lanes == 16 && g->nvlink_gbps == 0);
+    /* Ada whitepaper, RTX 4090: 128 SMs, boost 2520 MHz (F-SPD-01's per-SM bound) */
+    assert_true(g->sms == 128 && g->boost_mhz == 2520);
     /* H100 SXM datasheet: BF16 1979, FP8 3958 sparse -> 989, 1979 dense; NVLink 900 GB/s */
     g = vf_catalog_gpu(c, "h100-sxm");
     assert_true(g->tflops_bf16 == 989 && g->tflops_fp8 == 1979 && g->nvlink_gbps == 900);
     /* unknown stays unknown: AWS publishes no tensor rate for the A10G */
     g = vf_catalog_gpu(c, "a10g");
     assert_true(g->tflops_fp16 == 0 && g->tflops_int8 == 0);
+    /* no published SM count or clock for the B200: unknown, 0 */
+    g = vf_catalog_gpu(c, "b200");
+    assert_true(g->sms == 0 && g->boost_mhz == 0);
     vf_catalog_close(c);
 }
 

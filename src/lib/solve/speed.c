@@ -9,10 +9,10 @@
 /* F-SPD-04: the efficiencies, one per engine class, never per card or row. See FORMULAS.md
  * for the rows each rests on (bench/accuracy-speed.py, calibration half). */
 #ifndef ETA_BW_GGUF
-#define ETA_BW_GGUF 0.94
+#define ETA_BW_GGUF 0.92
 #endif
 #ifndef ETA_C_GGUF
-#define ETA_C_GGUF 0.17
+#define ETA_C_GGUF 0.16
 #endif
 /* llama.cpp's 16-bit prefill runs cuBLAS GEMMs, not its own MMQ kernels: a kernel family of
  * its own, calibrated apart on the same half of the cards. */
@@ -30,17 +30,17 @@
  * flight per SM, so their rate is bounded per SM and clock cycle as well as by the memory:
  * bytes per SM-cycle, calibrated. */
 #ifndef K_SM_GGUF
-#define K_SM_GGUF 6.25
+#define K_SM_GGUF 5.75
 #endif
 /* F-SPD-01: llama.cpp's fixed cost per layer and generated token (kernel launches and
  * synchronisation, which do not shrink with a faster card), seconds; and per hand-over
  * between two cards of a layer split (--split-mode layer: the hidden state is copied and the
  * next card waits for it). */
 #ifndef TAU_LAYER_GGUF
-#define TAU_LAYER_GGUF 60e-6
+#define TAU_LAYER_GGUF 50e-6
 #endif
 #ifndef TAU_SPLIT_GGUF
-#define TAU_SPLIT_GGUF 200e-6
+#define TAU_SPLIT_GGUF 400e-6
 #endif
 /* F-SPD-05: the range, from the leave-one-GPU-out error quantiles (10 %, 90 %). */
 #define RANGE_LO 0.80
