@@ -300,6 +300,23 @@ static const char gpus_hdr[] = "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_b
 static const char prices_hdr[] =
     "gpu\tcount\tprice_per_hour\tcurrency\tbilling\tkind\tas_of\tprovider\tsource\n";
 
+/* A gpus.tsv of one card whose optional column col holds value: refused, with the line. */
+static void bad_speed_cell(const char *dir, const char *col, const char *value)
+{
+    struct vf_catalog *c = NULL;
+    struct vf_error err = {0};
+    char text[1024], want[128];
+    snprintf(text, sizeof text,
+             "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_bytes\tusable_kind\tbandwidth_gbps"
+             "\tarch\tcc\tbf16\tfp8\tfp4\t%s\tsource\nx\tX 24 GB\tNVIDIA\t24\t24564"
+             "\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\t%s\tme\n",
+             col, value);
+    put(dir, "gpus.tsv", text);
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    snprintf(want, sizeof want, "gpus.tsv:2: column '%s' is '%s'", col, value);
+    assert_non_null(strstr(err.msg, want));
+}
+
 static void corrupt_data_dir(void **state)
 {
     (void)state;
@@ -323,14 +340,11 @@ static void corrupt_data_dir(void **state)
     assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'usable_bytes' is '99999999999'"));
     assert_non_null(strstr(err.msg, dir));
 
-    /* an optional speed column with a bad figure (issue 23) */
-    snprintf(text, sizeof text,
-             "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_bytes\tusable_kind\tbandwidth_gbps"
-             "\tarch\tcc\tbf16\tfp8\tfp4\ttflops_fp8\tsource\nx\tX 24 GB\tNVIDIA\t24\t24564"
-             "\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tlots\tme\n");
-    put(dir, "gpus.tsv", text);
-    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
-    assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'tflops_fp8' is 'lots'"));
+    /* an optional speed column with a bad figure (issue 23); an SM count of 0 (unknown is
+     * '?') and one that is not whole */
+    bad_speed_cell(dir, "tflops_fp8", "lots");
+    bad_speed_cell(dir, "sms", "0");
+    bad_speed_cell(dir, "sms", "128.5");
 
     /* a price row for a card that does not exist, on line 3 after a comment */
     snprintf(text, sizeof text,
