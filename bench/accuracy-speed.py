@@ -3,13 +3,19 @@
 """make bench-speed (issue 23): every public LLM row of measured-speed-public.jsonl against the
 throughput model of `vramfit estimate --json` (speed, docs/FORMULAS.md F-SPD-01..05).
 
-Prints per row: measured, predicted, error; then the leave-one-GPU-out errors (the model's one
-efficiency per kind and engine class recalibrated on the other cards' rows, the held-out card
-predicted), medians per kind, Spearman of the card order per source table with >= 4 cards,
-and how many rows each figure rests on. Rows that cannot be mapped (a card or model not in the
-catalog, a setup the model does not describe) are listed as not scored, with the reason.
-Usage: accuracy-speed.py VRAMFIT REFERENCE_JSONL"""
+Prints per row: measured, predicted, error, the leave-one-GPU-out error and whether the row is
+in the calibration half (every row of the reference file sorted by id, every other one: the
+half speed.c's constants were fitted on, F-SPD-04). Leave-one-GPU-out: for each card, the model's constants are recalibrated
+on the other cards' rows and the card's rows predicted. llama.cpp decode: the two time terms
+(the roofline part and the fixed part, `speed.decode_fixed_s`) rescaled by least squares of
+the log error; other kinds: the one efficiency rescaled by the median measured/predicted (the
+prediction is proportional to it). Then medians per kind (all rows, held-out half, LOGO), the
+Spearman of the card order per source table with >= 4 cards, and how many rows each figure
+rests on. Rows that cannot be scored (a card or model not in the catalog, a setup the model
+does not describe) are listed with the reason.
+Usage: accuracy-speed.py VRAMFIT REFERENCE_JSONL [--calibrate]"""
 import json
+import math
 import re
 import statistics
 import subprocess
@@ -17,7 +23,8 @@ import sys
 
 # Row model -> catalog model (same architecture; the note says when it is a sibling).
 MODELS = [
-    (r"^Meta-Llama-3-8B$|Llama-3.1-8B|^Llama 3.1 8B$", "llama-3.1-8b"),
+    (r"^Meta-Llama-3-8B($| \(fine-tune, same architecture\))|Llama-3.1-8B|^Llama 3.1 8B$",
+     "llama-3.1-8b"),
     (r"^Meta-Llama-3-70B$|Llama-3.3-70B", "llama-3.3-70b"),
     (r"Llama-3.1-405B", "llama-3.1-405b"),
     (r"Qwen3-30B-A3B", "qwen3-30b-a3b"),
@@ -31,6 +38,8 @@ MODELS = [
     (r"^Llama 3.2 3B", "llama-3.2-3b"),
     (r"^Mistral Small 3 ", "mistral-small-3.1-24b"),
     (r"^LLaMA 2 7B|^LLaMA 7B", "llama-2-7b"),
+    # CodeLlama-7B: Llama 2 7B's layers and widths, vocabulary 32016 instead of 32000
+    (r"^CodeLlama-7B$", "llama-2-7b"),
 ]
 # Row card -> catalog card; a row naming a variant the catalog lacks is not scored.
 CARDS = [
@@ -69,7 +78,7 @@ def weights_of(r):
         return "nvfp4"
     if q == "FP8":
         return "fp8"
-    if q.lower().startswith("bf16"):
+    if q.lower().startswith("bf16") or q == "not stated (bf16 default)":
         return "bf16"
     if q.startswith("MXFP4"):
         return "mxfp4"
@@ -84,6 +93,9 @@ def plan(r):
     model = match(MODELS, r["model"])
     card = match(CARDS, r["gpu"])
     w = weights_of(r)
+    if "disaggregation" in eng:
+        return ("prefill/decode disaggregation with expert parallelism over nodes: not "
+                "modelled")
     if kind == "offload":
         return "offload rows: the next issue (layers on the host)"
     if not model:
@@ -114,12 +126,19 @@ def plan(r):
         return args + ["--ctx", str(p + 64), "--input-tokens", str(p), "--output-tokens",
                        "1"], "prefill_tokens_per_s", cls
     if kind == "llm-serving":
-        if "TensorRT" not in eng:
+        i, o, users = st.get("input_len"), st.get("output_len"), 2048
+        if "vLLM" in eng and st.get("successful_requests") and st.get("total_input_tokens"):
+            # benchmark_serving at an infinite request rate: every request at once, the mean
+            # lengths from the totals
+            users = st["successful_requests"]
+            i = round(st["total_input_tokens"] / users)
+            o = round(st["total_generated_tokens"] / users)
+            args = args[:2] + ["%s:%d" % (card, n), "--engine", "vllm", "--weights", "bf16"]
+        elif "TensorRT" not in eng:
             return "serving row without a stated batch and lengths the model can take"
-        i, o = st.get("input_len"), st.get("output_len")
         if not i or not o:
             return "serving row without input/output lengths"
-        return args + ["--ctx", str(i + o), "--users", "2048", "--input-tokens", str(i),
+        return args + ["--ctx", str(i + o), "--users", str(users), "--input-tokens", str(i),
                        "--output-tokens", str(o)], "output_tokens_per_s", "server"
     return "kind not modelled: " + kind
 
@@ -131,19 +150,18 @@ def predict(vramfit, args, key):
     except json.JSONDecodeError:
         return None, (p.stderr.strip().splitlines() or ["no output"])[0][:70]
     v = sp.get(key)
-    return (v, None) if v else (None, sp.get("why") or "no speed")
+    return (v, sp.get("decode_fixed_s") or 0.0) if v else (None, sp.get("why") or "no speed")
 
 
 def spearman(a, b):
-    def ranks(x):
-        order = sorted(range(len(x)), key=lambda k: x[k])
-        r = [0.0] * len(x)
-        for pos, k in enumerate(order):
-            r[k] = pos
-        return r
-    ra, rb = ranks(a), ranks(b)
-    n = len(a)
-    return 1 - 6 * sum((x - y) ** 2 for x, y in zip(ra, rb)) / (n * (n * n - 1))
+    def ranks(x):  # ties share their mean rank
+        return [sum(1 for y in x if y < v) + (sum(1 for y in x if y == v) - 1) / 2 for v in x]
+    ra, rb = ranks(a), ranks(b)  # Pearson of the ranks (the tie-corrected Spearman)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra)
+    vb = sum((y - mb) ** 2 for y in rb)
+    return cov / (va * vb) ** 0.5 if va and vb else 0.0
 
 
 def table_of(r):
@@ -156,73 +174,134 @@ def table_of(r):
                             st.get("test") or r["kind"])
 
 
-def main():
-    vramfit, ref = sys.argv[1], sys.argv[2]
-    rows = [json.loads(l) for l in open(ref) if l.strip()]
-    rows = [r for r in rows if r["kind"].startswith("llm") or
-            (r["kind"] == "offload" and "llama" in r["engine"])]
+def log_loss(rows, a, b):
+    return sum(math.log((a * (s["pred_t"] - s["fixed"]) + b * s["fixed"]) * s["meas"]) ** 2
+               for s in rows)
+
+
+def refit_decode(rows):
+    """(a, b): the roofline and fixed time terms rescaled to fit rows (least squares of log)."""
+    grid = [(a / 50, b / 20) for a in range(25, 101) for b in range(0, 61)]
+    return min(grid, key=lambda g: log_loss(rows, *g))
+
+
+def leave_one_gpu_out(scored):
+    for s in scored:
+        same = [t for t in scored if t["kind"] == s["kind"] and t["cls"] == s["cls"]]
+        others = [t for t in same if t["card"] != s["card"]]
+        if not others:
+            s["logo"] = None
+        elif s["kind"] == "llm-decode" and s["cls"] == "gguf":
+            a, b = refit_decode(others)
+            s["logo"] = 1.0 / (a * (s["pred_t"] - s["fixed"]) + b * s["fixed"])
+        else:
+            s["logo"] = s["pred"] * statistics.median(t["meas"] / t["pred"] for t in others)
+
+
+def calibrate(scored):
+    """What the calibration half says the constants should be, relative to the shipped ones."""
+    for kind, cls in sorted({(s["kind"], s["cls"]) for s in scored}):
+        ks = [s for s in scored if s["kind"] == kind and s["cls"] == cls and s["cal"]]
+        if not ks:
+            continue
+        extra = ""
+        if kind == "llm-decode" and cls == "gguf":
+            extra = " roofline x %.2f fixed x %.2f" % refit_decode(ks)
+        print("CAL %-12s %-7s measured/predicted %.3f |err| %.3f rows %d%s" % (
+            kind, cls, statistics.median(s["meas"] / s["pred"] for s in ks),
+            statistics.median(abs(s["pred"] - s["meas"]) / s["meas"] for s in ks), len(ks),
+            extra))
+
+
+def err(s, v):
+    return abs(v - s["meas"]) / s["meas"]
+
+
+def print_medians(scored):
+    print("\nmedians of |error| per kind and engine class:")
+    for kind, cls in sorted({(s["kind"], s["cls"]) for s in scored}):
+        ks = [s for s in scored if s["kind"] == kind and s["cls"] == cls]
+        ho = [err(s, s["pred"]) for s in ks if not s["cal"]]
+        lg = [err(s, s["logo"]) for s in ks if s["logo"]]
+        print("  %-12s %-7s all %5.1f %% (%d rows, %d cards)  held-out half %s  "
+              "leave-one-GPU-out %s" % (
+                  kind, cls, 100 * statistics.median(err(s, s["pred"]) for s in ks), len(ks),
+                  len({s["card"] for s in ks}),
+                  "%5.1f %% (%d rows)" % (100 * statistics.median(ho), len(ho)) if ho else "n/a",
+                  "%5.1f %% (%d rows)" % (100 * statistics.median(lg), len(lg)) if lg else "n/a"))
+    print("per kind, every engine class together:")
+    for kind in sorted({s["kind"] for s in scored}):
+        ks = [s for s in scored if s["kind"] == kind]
+        ho = [err(s, s["pred"]) for s in ks if not s["cal"]]
+        lg = [err(s, s["logo"]) for s in ks if s["logo"]]
+        print("  %-12s all %5.1f %% (%d rows, %d cards)  held-out half %5.1f %% (%d rows)  "
+              "leave-one-GPU-out %5.1f %% (%d rows)" % (
+                  kind, 100 * statistics.median(err(s, s["pred"]) for s in ks), len(ks),
+                  len({s["card"] for s in ks}), 100 * statistics.median(ho), len(ho),
+                  100 * statistics.median(lg), len(lg)))
+
+
+def print_spearman(scored):
+    print("\nSpearman of the card order per source table with >= 4 cards (a card: one kind "
+          "of card x its count; the table's rows, one per card):")
+    groups = {}
+    for s in scored:
+        unit = "%s x%d" % (s["card"], s["r"].get("gpu_count") or 1)
+        groups.setdefault(table_of(s["r"]), {}).setdefault(unit, s)
+    n_ok = n_all = 0
+    for t, by in sorted(groups.items()):
+        if len(by) < 4:
+            continue
+        m = [x["meas"] for x in by.values()]
+        p = [x["pred"] for x in by.values()]
+        rho = spearman(m, p)
+        n_all += 1
+        n_ok += rho >= 0.9
+        print("  %-62s rho %+.2f (%d cards, measured max/min %.2f) %s" % (
+            t[:62], rho, len(by), max(m) / min(m), "ok" if rho >= 0.9 else "BELOW 0.9"))
+    print("  %d of %d tables at rho >= 0.9" % (n_ok, n_all))
+
+
+def score(vramfit, rows, all_ids):
     scored, skipped = [], []
+    # the calibration half: every row of the reference file sorted by id, every other one
+    cal = set(sorted(all_ids)[0::2])
     for r in rows:
         p = plan(r)
         if isinstance(p, str):
             skipped.append((r, p))
             continue
         args, key, cls = p
-        v, why = predict(vramfit, args, key)
+        v, fixed = predict(vramfit, args, key)
         if v is None:
-            skipped.append((r, "vramfit: " + why))
+            skipped.append((r, "vramfit: " + fixed))
             continue
-        card = args[2].split(":")[0]
-        scored.append(dict(r=r, pred=v, key=key, cls=cls, card=card, kind=r["kind"],
+        scored.append(dict(r=r, pred=v, pred_t=1.0 / v, fixed=fixed, key=key, cls=cls,
+                           card=args[2].split(":")[0], kind=r["kind"], cal=r["id"] in cal,
                            meas=r["measured"]["value"]))
-    # leave-one-GPU-out: the kind's efficiency rescaled by the median measured/predicted of the
-    # other cards' rows of the same kind and class (the prediction is proportional to it)
-    for s in scored:
-        others = [t["meas"] / t["pred"] for t in scored
-                  if t["kind"] == s["kind"] and t["cls"] == s["cls"] and t["card"] != s["card"]]
-        s["logo"] = s["pred"] * statistics.median(others) if others else None
-    cards = sorted({s["card"] for s in scored})
-    half = set(cards[0::2])  # the calibration half: every other card, alphabetically
+    return scored, skipped
+
+
+def main():
+    vramfit, ref = sys.argv[1], sys.argv[2]
+    rows = [json.loads(l) for l in open(ref) if l.strip()]
+    all_ids = [r["id"] for r in rows]
+    rows = [r for r in rows if r["kind"].startswith("llm") or
+            (r["kind"] == "offload" and "llama" in r["engine"])]
+    scored, skipped = score(vramfit, rows, all_ids)
     if "--calibrate" in sys.argv:
-        for kind, cls in sorted({(s["kind"], s["cls"]) for s in scored}):
-            ks = [s for s in scored if s["kind"] == kind and s["cls"] == cls and s["card"] in half]
-            if ks:
-                print("CAL %s %s ratio %.3f err %.3f rows %d" % (kind, cls, statistics.median(
-                    [s["meas"] / s["pred"] for s in ks]), statistics.median(
-                    [abs(s["pred"] - s["meas"]) / s["meas"] for s in ks]), len(ks)))
+        calibrate(scored)
         return
-    print("%-44s %-12s %-22s %10s %10s %7s %7s" % ("row", "kind", "card", "measured",
-                                                   "predicted", "err", "LOGO"))
+    leave_one_gpu_out(scored)
+    print("%-44s %-12s %-22s %10s %10s %7s %7s %s" % ("row", "kind", "card", "measured",
+                                                      "predicted", "err", "LOGO", "half"))
     for s in scored:
-        e = (s["pred"] - s["meas"]) / s["meas"]
         lo = "%+6.0f%%" % (100 * (s["logo"] - s["meas"]) / s["meas"]) if s["logo"] else "    n/a"
-        print("%-44s %-12s %-22s %10.1f %10.1f %+6.0f%% %s" % (s["r"]["id"][:44], s["kind"],
-              s["card"], s["meas"], s["pred"], 100 * e, lo))
-    print("\nmedians of |error| per kind (rows, cards):")
-    for kind in sorted({s["kind"] for s in scored}):
-        ks = [s for s in scored if s["kind"] == kind]
-        e = [abs(s["pred"] - s["meas"]) / s["meas"] for s in ks]
-        lg = [abs(s["logo"] - s["meas"]) / s["meas"] for s in ks if s["logo"]]
-        ratio = statistics.median([s["meas"] / s["pred"] for s in ks])
-        ho = [abs(s["pred"] - s["meas"]) / s["meas"] for s in ks if s["card"] not in half]
-        print("  %-12s shipped %5.1f %%  leave-one-GPU-out %5.1f %%  measured/predicted median "
-              "%.2f  (%d rows, %d cards)" % (kind, 100 * statistics.median(e),
-                                             100 * statistics.median(lg) if lg else -1, ratio,
-                                             len(ks), len({s["card"] for s in ks})))
-        if ho:
-            print("  %-12s shipped on the cards not calibrated on: %5.1f %% (%d rows)" %
-                  ("", 100 * statistics.median(ho), len(ho)))
-    print("\nSpearman of the card order per source table with >= 4 cards:")
-    groups = {}
-    for s in scored:
-        unit = "%s x%d" % (s["card"], s["r"].get("gpu_count") or 1)
-        groups.setdefault(table_of(s["r"]), {}).setdefault(unit, s)
-    for t, by in sorted(groups.items()):
-        if len(by) < 4:
-            continue
-        m = [x["meas"] for x in by.values()]
-        p = [x["pred"] for x in by.values()]
-        print("  %-60s rho %+.2f (%d cards)" % (t[:60], spearman(m, p), len(by)))
+        print("%-44s %-12s %-22s %10.1f %10.1f %+6.0f%% %s %s" % (
+            s["r"]["id"][:44], s["kind"], s["card"], s["meas"], s["pred"],
+            100 * (s["pred"] - s["meas"]) / s["meas"], lo, "cal" if s["cal"] else "held-out"))
+    print_medians(scored)
+    print_spearman(scored)
     print("\nnot scored (%d rows):" % len(skipped))
     for r, why in skipped:
         print("  %-50s %s" % (r["id"][:50], why))

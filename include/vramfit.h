@@ -369,6 +369,8 @@ struct vf_gpu_spec {
     double tflops_fp16, tflops_bf16, tflops_fp8, tflops_int8, tflops_fp4;
     uint8_t pcie_gen, pcie_lanes; /* 0 = unknown */
     int32_t nvlink_gbps;          /* GB/s per card; 0 none, -1 unknown or an optional bridge */
+    uint32_t sms;                 /* streaming multiprocessors; 0 = unknown */
+    double boost_mhz;             /* boost clock, MHz; 0 = unknown */
     const char *speed_source;     /* where the compute figures come from ("" when none) */
 };
 
@@ -916,6 +918,8 @@ struct vf_speed {
     uint64_t batch;             /* sequences decoding together: min(users, max_users) */
     double eta_bw, eta_compute; /* the efficiencies used (F-SPD-04) */
     bool compute_bound;         /* the decode step is compute bound at `batch` */
+    double bw_gbps;             /* the achievable bandwidth the model used, GB/s, all cards */
+    double decode_fixed_s;      /* of 1 / decode_tps: the seconds that no card figure sets */
     uint32_t gpus;              /* cards the serving figure is for */
 };
 void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out);

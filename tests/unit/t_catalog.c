@@ -134,12 +134,17 @@ static void speed_columns(void **state)
     const struct vf_gpu_spec *g = vf_catalog_gpu(c, "rtx-4090");
     assert_true(g->tflops_fp16 == 330.3 && g->tflops_bf16 == 165.2 && g->tflops_int8 == 660.6);
     assert_true(g->pcie_gen == 4 && g->pcie_lanes == 16 && g->nvlink_gbps == 0);
+    /* Ada whitepaper, RTX 4090: 128 SMs, boost 2520 MHz (F-SPD-01's per-SM bound) */
+    assert_true(g->sms == 128 && g->boost_mhz == 2520);
     /* H100 SXM datasheet: BF16 1979, FP8 3958 sparse -> 989, 1979 dense; NVLink 900 GB/s */
     g = vf_catalog_gpu(c, "h100-sxm");
     assert_true(g->tflops_bf16 == 989 && g->tflops_fp8 == 1979 && g->nvlink_gbps == 900);
     /* unknown stays unknown: AWS publishes no tensor rate for the A10G */
     g = vf_catalog_gpu(c, "a10g");
     assert_true(g->tflops_fp16 == 0 && g->tflops_int8 == 0);
+    /* no published SM count or clock for the B200: unknown, 0 */
+    g = vf_catalog_gpu(c, "b200");
+    assert_true(g->sms == 0 && g->boost_mhz == 0);
     vf_catalog_close(c);
 }
 
@@ -311,6 +316,23 @@ static const char gpus_hdr[] = "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_b
 static const char prices_hdr[] =
     "gpu\tcount\tprice_per_hour\tcurrency\tbilling\tkind\tas_of\tprovider\tsource\n";
 
+/* A gpus.tsv of one card whose optional column col holds value: refused, with the line. */
+static void bad_speed_cell(const char *dir, const char *col, const char *value)
+{
+    struct vf_catalog *c = NULL;
+    struct vf_error err = {0};
+    char text[1024], want[128];
+    snprintf(text, sizeof text,
+             "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_bytes\tusable_kind\tbandwidth_gbps"
+             "\tarch\tcc\tbf16\tfp8\tfp4\t%s\tsource\nx\tX 24 GB\tNVIDIA\t24\t24564"
+             "\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\t%s\tme\n",
+             col, value);
+    put(dir, "gpus.tsv", text);
+    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
+    snprintf(want, sizeof want, "gpus.tsv:2: column '%s' is '%s'", col, value);
+    assert_non_null(strstr(err.msg, want));
+}
+
 static void corrupt_data_dir(void **state)
 {
     (void)state;
@@ -334,14 +356,11 @@ static void corrupt_data_dir(void **state)
     assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'usable_bytes' is '99999999999'"));
     assert_non_null(strstr(err.msg, dir));
 
-    /* an optional speed column with a bad figure (issue 23) */
-    snprintf(text, sizeof text,
-             "id\tname\tvendor\tmarketed_gb\tsmi_mib\tusable_bytes\tusable_kind\tbandwidth_gbps"
-             "\tarch\tcc\tbf16\tfp8\tfp4\ttflops_fp8\tsource\nx\tX 24 GB\tNVIDIA\t24\t24564"
-             "\t25393364992\tmeasured\t1\tAda\t8.9\tyes\tyes\tno\tlots\tme\n");
-    put(dir, "gpus.tsv", text);
-    assert_int_equal(vf_catalog_open(&c, dir, &err), VF_EFORMAT);
-    assert_non_null(strstr(err.msg, "gpus.tsv:2: column 'tflops_fp8' is 'lots'"));
+    /* an optional speed column with a bad figure (issue 23); an SM count of 0 (unknown is
+     * '?') and one that is not whole */
+    bad_speed_cell(dir, "tflops_fp8", "lots");
+    bad_speed_cell(dir, "sms", "0");
+    bad_speed_cell(dir, "sms", "128.5");
 
     /* a price row for a card that does not exist, on line 3 after a comment */
     snprintf(text, sizeof text,

@@ -36,6 +36,8 @@ static struct vf_speed_in dense(void)
     in.weights = "Q4_K_M";
     in.gguf = true;
     in.users = 1;
+    in.in_tokens = 1; /* one token of prompt, 512 of answer: a decode run */
+    in.out_tokens = 512;
     return in;
 }
 
@@ -51,35 +53,62 @@ static void gguf_decode_and_prefill(void **state)
     struct vf_gpu_spec g = card();
     struct vf_speed_in in = dense();
     struct vf_speed s;
-    in.in_tokens = 1;
-    in.out_tokens = 512;
     vf_speed_llm(&g, &in, &s);
     assert_true(s.known);
     assert_string_equal(s.prec, "int8"); /* llama.cpp's quantized matmuls (MMQ) */
     /* F-SPD-01: context l = 1 + 512/2 = 257; bytes = 4e9 + 131072 x 257 = 4033685504;
-     * / (1000e9 x 0.80) = 5.042107 ms; + 32 layers x 90 us = 2.88 ms -> 7.922107 ms:
-     * 126.229 tokens/s (compute: 16.13e9 FLOP / (500e12 x 0.17) = 0.19 ms, not binding) */
-    near(s.decode_tps, 126.229);
+     * / (1000e9 x 0.92) = 4.384441 ms (the card states no SMs: no per-SM bound); + 32 layers
+     * x 50 us = 1.6 ms -> 5.984441 ms: 167.100 tokens/s (compute: 16.13e9 FLOP / (500e12 x
+     * 0.16) = 0.20 ms, not binding) */
+    near(s.decode_tps, 167.100);
     assert_false(s.compute_bound);
+    near(s.decode_fixed_s, 1.6e-3);
     /* the range F-SPD-05: x 0.80 .. x 1.20 */
-    near(s.decode_lo, 126.229 * 0.80);
-    near(s.decode_hi, 126.229 * 1.20);
+    near(s.decode_lo, 167.100 * 0.80);
+    near(s.decode_hi, 167.100 * 1.20);
     in.in_tokens = 512;
     in.out_tokens = 1;
     vf_speed_llm(&g, &in, &s);
     /* F-SPD-02: 2 x 8e9 x 512 = 8.192e12 + attention 4 x 32 x 4096 x 256 x 512 = 6.872e10
-     * -> 8.26072e12 FLOP / (500e12 x 0.17) = 97.185 ms (weights once: 5 ms) -> 5268.3 t/s */
-    near(s.prefill_tps, 5268.3);
-    /* layer split: two cards run one sequence no faster (llama.cpp --split-mode layer) */
+     * -> 8.26072e12 FLOP / (500e12 x 0.16) = 103.259 ms (weights once: 4.3 ms) -> 4958.4 t/s */
+    near(s.prefill_tps, 4958.4);
+    /* layer split: two cards run one prompt no faster (llama.cpp --split-mode layer) */
     in.gpus = 2;
     vf_speed_llm(&g, &in, &s);
-    near(s.prefill_tps, 5268.3);
+    near(s.prefill_tps, 4958.4);
     /* 16-bit GGUF: cuBLAS fp16 (FP16 accumulate), its own efficiency 0.45:
      * 8.26072e12 / (250e12 x 0.45) = 73.429 ms -> 6972.8 t/s */
     in.weights = "F16";
     vf_speed_llm(&g, &in, &s);
     assert_string_equal(s.prec, "fp16");
     near(s.prefill_tps, 6972.8);
+}
+
+/* F-SPD-01: llama.cpp's kernels are bounded per SM and cycle; a layer split adds a hand-over. */
+static void gguf_per_sm_bound_and_split(void **state)
+{
+    (void)state;
+    struct vf_gpu_spec g = card();
+    g.sms = 100; /* 100 SMs at 1 GHz */
+    g.boost_mhz = 1000;
+    struct vf_speed_in in = dense();
+    struct vf_speed s;
+    vf_speed_llm(&g, &in, &s);
+    /* 5.75 B/SM-cycle x 100 SMs x 1e9 cycles/s = 575 GB/s < 0.92 x 1000 GB/s: it binds;
+     * 4033685504 B / 575e9 = 7.015105 ms + 1.6 ms = 8.615105 ms -> 116.076 tokens/s */
+    near(s.bw_gbps, 575);
+    near(s.decode_tps, 116.076);
+    /* two cards of a layer split: + 1 hand-over x 400 us = 9.015105 ms -> 110.925 tokens/s */
+    in.gpus = 2;
+    vf_speed_llm(&g, &in, &s);
+    near(s.decode_fixed_s, 2.0e-3);
+    near(s.decode_tps, 110.925);
+    /* a fast core against a slow memory: 5.75 x 100 x 3e9 = 1725 GB/s > 920: memory binds */
+    g.boost_mhz = 3000;
+    in.gpus = 1;
+    vf_speed_llm(&g, &in, &s);
+    near(s.bw_gbps, 920);
+    near(s.decode_tps, 167.100);
 }
 
 static void server_batch_and_moe(void **state)
@@ -131,6 +160,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gguf_decode_and_prefill),
+        cmocka_unit_test(gguf_per_sm_bound_and_split),
         cmocka_unit_test(server_batch_and_moe),
         cmocka_unit_test(unknown_card),
     };

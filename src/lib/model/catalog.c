@@ -204,13 +204,26 @@ static enum vf_err speed_bad(const struct vf__tsv *t, size_t row, const char *co
                     t->origin, t->lines[row], col, opt_cell(t, row, col));
 }
 
+/* A whole number 0..100000 of an optional column into *n, -1 when '?' or absent; false when
+ * the cell is something else. */
+static bool count_cell(const struct vf__tsv *t, size_t row, const char *col, long *n)
+{
+    const char *v = opt_cell(t, row, col);
+    *n = -1;
+    if (!strcmp(v, "?") || !*v)
+        return true;
+    char *end;
+    *n = strtol(v, &end, 10);
+    return !*end && *n >= 0 && *n <= 100000;
+}
+
 static enum vf_err speed_fields(const struct vf__tsv *t, size_t row, struct vf_gpu_spec *g,
                                 struct vf_error *err)
 {
-    static const char *const tf[] = {"tflops_fp16", "tflops_bf16", "tflops_fp8", "tflops_int8",
-                                     "tflops_fp4"};
-    double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8, &g->tflops_int8,
-                     &g->tflops_fp4};
+    static const char *const tf[] = {"tflops_fp16", "tflops_bf16", "tflops_fp8",
+                                     "tflops_int8", "tflops_fp4",  "boost_mhz"};
+    double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8,
+                     &g->tflops_int8, &g->tflops_fp4,  &g->boost_mhz};
     for (size_t k = 0; k < sizeof tf / sizeof *tf; k++) {
         const char *v = opt_cell(t, row, tf[k]);
         char *end;
@@ -231,15 +244,13 @@ static enum vf_err speed_fields(const struct vf__tsv *t, size_t row, struct vf_g
         g->pcie_gen = (uint8_t)gen;
         g->pcie_lanes = (uint8_t)lanes;
     }
-    const char *nv = opt_cell(t, row, "nvlink_gbps");
-    g->nvlink_gbps = -1;
-    if (strcmp(nv, "?") && *nv) {
-        char *end;
-        long n = strtol(nv, &end, 10);
-        if (*end || n < 0 || n > 100000)
-            return speed_bad(t, row, "nvlink_gbps", err);
-        g->nvlink_gbps = (int32_t)n;
-    }
+    long n;
+    if (!count_cell(t, row, "nvlink_gbps", &n))
+        return speed_bad(t, row, "nvlink_gbps", err);
+    g->nvlink_gbps = (int32_t)n;
+    if (!count_cell(t, row, "sms", &n) || n == 0)
+        return speed_bad(t, row, "sms", err);
+    g->sms = n < 0 ? 0 : (uint32_t)n;
     int k = vf__tsv_col(t, "speed_source");
     g->speed_source = k < 0 ? "" : t->rows[row][k];
     return VF_OK;

@@ -258,6 +258,8 @@ static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
     vf__jw_real(j, "bandwidth", sp->eta_bw);
     vf__jw_real(j, "compute", sp->eta_compute);
     vf__jw_close(j);
+    vf__jw_real(j, "bandwidth_gbps", sp->bw_gbps);
+    vf__jw_real(j, "decode_fixed_s", sp->decode_fixed_s);
     vf__jw_close(j);
 }
 

@@ -9,10 +9,10 @@
 /* F-SPD-04: the efficiencies, one per engine class, never per card or row. See FORMULAS.md
  * for the rows each rests on (bench/accuracy-speed.py, calibration half). */
 #ifndef ETA_BW_GGUF
-#define ETA_BW_GGUF 0.80
+#define ETA_BW_GGUF 0.92
 #endif
 #ifndef ETA_C_GGUF
-#define ETA_C_GGUF 0.17
+#define ETA_C_GGUF 0.16
 #endif
 /* llama.cpp's 16-bit prefill runs cuBLAS GEMMs, not its own MMQ kernels: a kernel family of
  * its own, calibrated apart on the same half of the cards. */
@@ -25,10 +25,22 @@
 #ifndef ETA_C_SERVER
 #define ETA_C_SERVER 0.70
 #endif
+/* F-SPD-01: llama.cpp's matrix-vector kernels (ggml-cuda mmvq.cu / dmmv.cu, b2899: one warp
+ * per row, each thread one vec_dot of a few 4-byte loads per loop step) keep few bytes in
+ * flight per SM, so their rate is bounded per SM and clock cycle as well as by the memory:
+ * bytes per SM-cycle, calibrated. */
+#ifndef K_SM_GGUF
+#define K_SM_GGUF 5.75
+#endif
 /* F-SPD-01: llama.cpp's fixed cost per layer and generated token (kernel launches and
- * synchronisation, which do not shrink with a faster card), seconds. */
+ * synchronisation, which do not shrink with a faster card), seconds; and per hand-over
+ * between two cards of a layer split (--split-mode layer: the hidden state is copied and the
+ * next card waits for it). */
 #ifndef TAU_LAYER_GGUF
-#define TAU_LAYER_GGUF 90e-6
+#define TAU_LAYER_GGUF 50e-6
+#endif
+#ifndef TAU_SPLIT_GGUF
+#define TAU_SPLIT_GGUF 400e-6
 #endif
 /* F-SPD-05: the range, from the leave-one-GPU-out error quantiles (10 %, 90 %). */
 #define RANGE_LO 0.80
@@ -88,6 +100,7 @@ struct roof {
     const struct vf_speed_in *in;
     double bw, flops, link; /* bytes/s, FLOP/s (achievable, all cards), link bytes/s */
     uint32_t n;
+    double fixed; /* llama.cpp's fixed seconds per token (layers, hand-overs) */
 };
 
 /* Share of the weights one decode step reads with b sequences: MoE experts are read when
@@ -110,8 +123,9 @@ static double attn_flops(const struct vf_speed_in *in, double l)
     return 4.0 * in->n_layers * (double)in->n_heads * in->head_dim * l;
 }
 
-/* Seconds of one decode step of b sequences at a context of l (F-SPD-01). */
-static double step_s(const struct roof *r, double b, double l, bool *compute_bound)
+/* Seconds of one decode step of b sequences at a context of l (F-SPD-01); *fixed gets the
+ * part that does not depend on the card's bandwidth or compute. */
+static double step_s(const struct roof *r, double b, double l, bool *compute_bound, double *fixed)
 {
     const struct vf_speed_in *in = r->in;
     double bytes =
@@ -120,9 +134,11 @@ static double step_s(const struct roof *r, double b, double l, bool *compute_bou
     double cmp = b * (2.0 * (double)in->params_active + attn_flops(in, l)) / r->flops;
     if (compute_bound)
         *compute_bound = cmp > mem;
-    double comm = in->gguf ? in->n_layers * TAU_LAYER_GGUF : 0;
+    double comm = r->fixed;
     if (r->n > 1 && !in->gguf) /* two all-reduces per layer of b x hidden 16-bit values, ring */
         comm = 2.0 * in->n_layers * 2.0 * (r->n - 1) / r->n * b * in->hidden * 2.0 / r->link;
+    if (fixed)
+        *fixed = comm;
     return (mem > cmp ? mem : cmp) + comm;
 }
 
@@ -153,8 +169,16 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
                                                     : ETA_C_GGUF;
     /* llama.cpp splits by layers (--split-mode layer): a token passes the cards one after
      * the other, so one sequence runs at one card's speed (F-SPD-01). */
-    struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1};
+    struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1, 0};
     r.bw = g->bandwidth_gbps * 1e9 * out->eta_bw * r.n;
+    if (in->gguf) {
+        double sm_bw = K_SM_GGUF * g->sms * g->boost_mhz * 1e6;
+        if (sm_bw > 0 && sm_bw < r.bw) /* the kernels' per-SM bound binds (F-SPD-01) */
+            r.bw = sm_bw;
+        r.fixed =
+            in->n_layers * TAU_LAYER_GGUF + (in->gpus > 1 ? in->gpus - 1 : 0) * TAU_SPLIT_GGUF;
+    }
+    out->bw_gbps = r.bw / 1e9;
     r.flops = rate * 1e12 * out->eta_compute * r.n;
     r.link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : pcie_gbps(g)) * 1e9;
     double users = in->users ? (double)in->users : 1.0;
@@ -167,9 +191,9 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
     out->batch = (uint64_t)b;
     out->gpus = in->gpus ? in->gpus : 1;
     out->known = true;
-    out->decode_tps = 1.0 / step_s(&r, b, l, &out->compute_bound);
+    out->decode_tps = 1.0 / step_s(&r, b, l, &out->compute_bound, &out->decode_fixed_s);
     out->prefill_tps = p / prefill_s(&r, 1, p);
-    out->serving_tps = b * o / (prefill_s(&r, b, p) + o * step_s(&r, b, l, NULL));
+    out->serving_tps = b * o / (prefill_s(&r, b, p) + o * step_s(&r, b, l, NULL, NULL));
     out->decode_lo = out->decode_tps * RANGE_LO;
     out->decode_hi = out->decode_tps * RANGE_HI;
     out->prefill_lo = out->prefill_tps * RANGE_LO;
