@@ -216,11 +216,16 @@ static void oll_assume(struct vf_arena *a, const struct oll_cfg *o, struct vf_es
         : o->ctx_fixed ? " (Ollama's default 0.6.7-0.15.4: envconfig OLLAMA_CONTEXT_LENGTH 4096)"
                        : " (Ollama's default by VRAM: < 24 GiB 4k, 24-48 GiB 32k, "
                          "48 GiB and more 256k; docs/context-length.mdx, 0.15.5 on)";
-    vf__assume(
-        a, e, "num_ctx %llu%s, num_parallel %llu%s: llama.cpp -c %llu",
-        (unsigned long long)o->num_ctx, src, (unsigned long long)o->parallel,
-        o->par_default && o->par_auto > 1 ? " (the scheduler's default where it fits, else 1)" : "",
-        (unsigned long long)o->c.n_ctx);
+    const char *par = !o->par_default || o->par_auto < 2 ? ""
+                      : o->parallel == 1
+                          ? vf_arena_printf(a,
+                                            " (the scheduler's default %llu does not keep every "
+                                            "layer on the GPU: 1)",
+                                            (unsigned long long)o->par_auto)
+                          : " (the scheduler's default where every layer fits)";
+    vf__assume(a, e, "num_ctx %llu%s, num_parallel %llu%s: llama.cpp -c %llu",
+               (unsigned long long)o->num_ctx, src, (unsigned long long)o->parallel, par,
+               (unsigned long long)o->c.n_ctx);
     vf__assume(a, e,
                "flash attention %s, KV cache %s (OLLAMA_FLASH_ATTENTION, "
                "OLLAMA_KV_CACHE_TYPE)",
