@@ -139,7 +139,7 @@ def era_group(era):
     if era.startswith("ollama"):
         parts = [int(x) for x in v.split(".")]
         return "<0.11.11 (memory.go)" if parts < [0, 11, 11] else ">=0.11.11"
-    return "<b5900 (shared KV)" if int(v.lstrip("b")) < 5900 else ">=b5900"
+    return "<b5913 (shared KV)" if int(v.lstrip("b")) < 5913 else ">=b5913"
 
 
 def report(errs):

@@ -28,10 +28,10 @@
 /* F-LCPP-14: the first build that offloads the output layer first (PR 18148, merged 2025-12-17;
  * b7045 is of 2025-11-13 and b7551 of 2025-12-27: the number is interpolated between them) */
 #define LCPP_B_OUTPUT_FIRST 7440
-/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode",
- * merged after 2025-07-09; b5857 is of 2025-07-10: the number is approximate). Before it every
- * slot attended the one shared (unified) cache. */
-#define LCPP_B_STREAMS 5900
+/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode"):
+ * b5913, the build whose seq_to_stream assert llama.cpp issue 14847 reports as absent from
+ * b5912. Before it every slot attended the one shared (unified) cache. */
+#define LCPP_B_STREAMS 5913
 #define STR_(x)        #x
 #define STR(x)         STR_(x)
 
@@ -1058,7 +1058,7 @@ static const struct vf_engine_flag lcpp_flags[] = {
 };
 
 /* F-LCPP-14: the builds where a rule changed ('vramfit help engines'; the version check of
- * engine/estimate.c compares the numbers: b5900 > b1) */
+ * engine/estimate.c compares the numbers: b5913 > b1) */
 static const struct vf_engine_rule lcpp_rules[] = {
     {"b1", "shared KV",
      "the -np slots share one unified KV cache (every slot's cells attended); the output layer "
@@ -1066,7 +1066,7 @@ static const struct vf_engine_rule lcpp_rules[] = {
      "llama.cpp before PR 14363"},
     {"b" STR(LCPP_B_STREAMS), "KV streams",
      "a KV stream per sequence unless --kv-unified (high-throughput mode)",
-     "PR 14363 (build number approximate: b5857 is of 2025-07-10)"},
+     "PR 14363, first in b5913 (llama.cpp issue 14847: its seq_to_stream is not in b5912)"},
     {"b" STR(LCPP_B_OUTPUT_FIRST), "output first", "the output layer offloaded first with -ngl",
      "PR 18148 (build number interpolated between b7045 and b7551)"},
     {NULL, NULL, NULL, NULL},
