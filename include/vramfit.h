@@ -743,6 +743,15 @@ struct vf_estimate {
     /* Engine versions (issue 20): the release whose rules were used (JSON "engine_version"),
      * NULL for an engine without versions. */
     const char *engine_version;
+    /* Issue 21: where the engine itself keeps part of the model on the CPU to run on the card
+     * given (Ollama's planner, llama.cpp --fit / -ngl auto): runs is set, with the layers on
+     * the GPUs and the CPU (the output layer counts as one), the bytes in host memory and the
+     * weight bytes on the GPUs and on the host. */
+    struct {
+        bool runs;
+        uint32_t gpu_layers, cpu_layers;
+        uint64_t host_bytes, gpu_weight_bytes, host_weight_bytes;
+    } spill;
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 
@@ -920,6 +929,15 @@ struct vf_fit {
     uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
     const char *why_not;            /* when the engine cannot split over count cards */
     struct vf_speed speed;          /* LLM inference on a catalog card (F-SPD); known or not */
+    /* Runs with spill (DESIGN section 8, issue 21): the engine moves layers to the CPU and
+     * runs; fits is then true and on is set. slowdown: decode time over all-GPU decode time,
+     * 0 when not known (a card without a bandwidth figure). */
+    struct {
+        bool on;
+        uint32_t gpu_layers, cpu_layers;
+        uint64_t host_bytes;
+        double slowdown;
+    } spill;
 };
 
 /*

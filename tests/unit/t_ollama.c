@@ -5,6 +5,8 @@
  */
 #include "th.h"
 
+#include "internal.h"
+
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)
 
@@ -189,12 +191,37 @@ static void test_eras(void **s)
     assert_u64(extra(&e, "num_parallel"), 1);
 }
 
+/* F-FIT-07 (issue 21): Llama 3.1 70B Q4_K_M at num_ctx 8192 on a 24 GiB card runs with 44 of
+ * 81 layers on the GPU (test_partial_offload): vf_fit answers yes with the spill, host bytes
+ * 19,611,910,144 B of weights + 37 x 32 MiB of KV = 20,853,424,128 B. The slowdown on 1008
+ * GB/s: (22,900,621,312 / 1008e9 + 19,611,910,144 / 89.6e9) / (42,512,531,456 / 1008e9)
+ * = (0.022719 + 0.218883) / 0.042175 = 5.7286. */
+static void test_spill(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 8192, .usable_bytes = 24 * GIB, .engine = "ollama"};
+    vf_quant_parse("Q4_K_M", &w.weights, NULL);
+    struct vf_model m = th_model("llama-3.1-70b");
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(th_arena, &m, &w, "24GiB", 24 * GIB, 1, &f, &err), VF_OK);
+    assert_true(f.fits);
+    assert_true(f.spill.on);
+    assert_int_equal(f.spill.gpu_layers, 44);
+    assert_int_equal(f.spill.cpu_layers, 37);
+    assert_u64(f.spill.host_bytes, 20853424128ULL);
+    double sd = vf__spill_slowdown(22900621312ULL, 19611910144ULL, 1008);
+    assert_true(sd > 5.7285 && sd < 5.7287);
+    assert_true(vf__spill_slowdown(1, 1, 0) == 0); /* no bandwidth: unknown */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma3_row), cmocka_unit_test(test_default_ctx),
         cmocka_unit_test(test_parallel),   cmocka_unit_test(test_partial_offload),
         cmocka_unit_test(test_memgo_row),  cmocka_unit_test(test_eras),
+        cmocka_unit_test(test_spill),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

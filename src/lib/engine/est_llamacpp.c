@@ -466,6 +466,23 @@ uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg
                        vf__sat_add(vf__sat_mul(cell_bytes(m, c, l), cells), state_bytes(m, c, l)));
 }
 
+void vf__lcpp_spill(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                    const struct vf_lcpp_plan *p, struct vf_estimate *e)
+{
+    uint32_t all = m->n_layers + 1;
+    uint32_t gpu = c->ngl < 0 ? 0 : c->ngl > (int64_t)all ? all : (uint32_t)c->ngl;
+    /* the token embeddings stay in host memory with every layer offloaded: not a spill */
+    if (!c->n_gpus || !gpu || (gpu == all && !c->n_cpu_moe))
+        return;
+    e->spill.runs = true;
+    e->spill.gpu_layers = gpu;
+    e->spill.cpu_layers = all - gpu;
+    e->spill.host_bytes = vf__sat_add(p->host_model, p->host_kv);
+    e->spill.host_weight_bytes = p->host_model;
+    for (uint32_t g = 0; g < c->n_gpus && g < VF_LCPP_MAX_GPUS; g++)
+        e->spill.gpu_weight_bytes = vf__sat_add(e->spill.gpu_weight_bytes, p->model[g]);
+}
+
 /* ------------------------------------------------------------------ flags */
 
 static enum vf_err parse_u64(const char *flag, const char *v, uint64_t lo, uint64_t hi,
@@ -1025,6 +1042,8 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
     lcpp_kv_per_token(m, &c, e);
     lcpp_assume(a, m, w, &c, &p, ngl_auto, e);
     fit_assume(a, m, &c, &p, &f, e);
+    if (f.step >= 2) /* --fit / -ngl auto moved layers or experts to the CPU: runs with spill */
+        vf__lcpp_spill(m, &c, &p, e);
     e->host_bytes =
         vf__lcpp_components(e, &c, &p, VF_LCPP_CUDA_OVERHEAD, "CUDA context + cuBLAS, per GPU");
     e->total_bytes = c.n_gpus ? vf__lcpp_gpu_peak(&c, &p) : 0; /* F-LCPP-09 */

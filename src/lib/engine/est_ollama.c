@@ -433,7 +433,9 @@ static void memgo_results(struct vf_arena *a, const struct oll_cfg *o, const str
 }
 
 /* F-OLL-08: releases before 0.11.11: memory.go decides the layers and logs the need. The total
- * is the most loaded GPU with every layer on it (memory.required.full on one GPU). */
+ * is what its placement needs on the most loaded GPU to keep every layer: the allocations with
+ * the larger of the two graphs and OLLAMA_GPU_OVERHEAD free (memory.required.full is in the
+ * extras and the offload line). */
 static enum vf_err oll_estimate_memgo(struct vf_arena *a, const struct vf_model *m,
                                       const struct vf_workload *w, struct oll_cfg *o,
                                       int64_t num_gpu, struct vf_estimate *e, struct vf_error *err)
@@ -461,9 +463,23 @@ static enum vf_err oll_estimate_memgo(struct vf_arena *a, const struct vf_model 
     memgo_components(a, o, &p, e);
     memgo_in(o, 0, -1, &in);
     vf__oll_memgo(m, &in, &whole);
-    for (uint32_t g = 0; g < in.n_gpus; g++)
-        e->total_bytes = whole.alloc[g] > e->total_bytes ? whole.alloc[g] : e->total_bytes;
+    /* the placement keeps the larger graph free beside every layer (memory.go's check) */
+    uint64_t gmax = whole.graph_full > whole.graph_partial ? whole.graph_full : whole.graph_partial;
+    for (uint32_t g = 0; g < in.n_gpus; g++) {
+        uint64_t need =
+            whole.alloc[g] - (whole.layers_gpu[g] ? whole.graph_full : 0) + gmax + o->overhead;
+        e->total_bytes = need > e->total_bytes ? need : e->total_bytes;
+    }
     memgo_results(a, o, &p, e);
+    if (p.layers && p.layers < p.layers_model) { /* runs with spill (issue 21) */
+        e->spill.runs = true;
+        e->spill.gpu_layers = p.layers;
+        e->spill.cpu_layers = p.layers_model - p.layers;
+        e->spill.host_bytes = e->host_bytes;
+        e->spill.host_weight_bytes = p.w_host;
+        for (uint32_t g = 0; g < in.n_gpus; g++)
+            e->spill.gpu_weight_bytes += p.w_gpu[g];
+    }
     return VF_OK;
 }
 
@@ -507,6 +523,8 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
     if ((rc = oll_total(m, &o, a, e, err)))
         return rc;
     oll_results(a, m, &o, &p, e->host_bytes, e);
+    if (card || ng) /* Ollama runs what does not fit with layers on the CPU (issue 21) */
+        vf__lcpp_spill(m, &o.c, &p, e);
     if (card)
         oll_fixes(a, m, &o, w->usable_bytes, e);
     return VF_OK;
