@@ -534,7 +534,7 @@ static const struct vf_engine_flag oll_flags[] = {
     {"num_ctx", NULL, true, "context tokens per sequence (default by VRAM: 4k/32k/256k)"},
     {"num_parallel", NULL, true, "sequences served at once (num_ctx x num_parallel cells)"},
     {"OLLAMA_NUM_PARALLEL", NULL, true, "as num_parallel"},
-    {"OLLAMA_FLASH_ATTENTION", NULL, true, "1 (default) or 0"},
+    {"OLLAMA_FLASH_ATTENTION", NULL, true, "1 or 0 (default 1 from 0.12.4, 0 before)"},
     {"OLLAMA_KV_CACHE_TYPE", NULL, true, "f16 (default), q8_0 or q4_0 (needs flash attention)"},
     {"OLLAMA_CONTEXT_LENGTH", NULL, true, "default num_ctx"},
     {"OLLAMA_GPU_OVERHEAD", NULL, true, "bytes kept free per GPU"},
