@@ -29,6 +29,13 @@ for t in vllm ollama; do
     fi
 done
 echo
+echo "== llama.cpp and Ollama rows of measured-public.jsonl by era (bench/accuracy-ollama.py)"
+if command -v python3 >/dev/null 2>&1; then
+    python3 "$dir/accuracy-ollama.py" "$bin" || rc=1
+else
+    echo "accuracy-ollama: skipped: python3 not available"
+fi
+echo
 echo "== training (pytorch) vs measured-train-diffusion-public.jsonl, measured-public.jsonl"
 sh "$dir/accuracy-train.sh" "$bin" || rc=1
 echo

@@ -753,6 +753,15 @@ struct vf_estimate {
     /* Engine versions (issue 20): the release whose rules were used (JSON "engine_version"),
      * NULL for an engine without versions. */
     const char *engine_version;
+    /* Issue 21: where the engine itself keeps part of the model on the CPU to run on the card
+     * given (Ollama's planner, llama.cpp --fit / -ngl auto): runs is set, with the layers on
+     * the GPUs and the CPU (the output layer counts as one), the bytes in host memory and the
+     * weight bytes on the GPUs and on the host. */
+    struct {
+        bool runs;
+        uint32_t gpu_layers, cpu_layers;
+        uint64_t host_bytes, gpu_weight_bytes, host_weight_bytes;
+    } spill;
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 
@@ -943,6 +952,15 @@ struct vf_fit {
     uint32_t stop_pid;
     const char *stop_name; /* "Jupyter kernel a.ipynb, python" */
     uint64_t stop_bytes;
+    /* Runs with spill (DESIGN section 8, issue 21): the engine moves layers to the CPU and
+     * runs; fits is then true and on is set. slowdown: decode time over all-GPU decode time,
+     * 0 when not known (a card without a bandwidth figure). */
+    struct {
+        bool on;
+        uint32_t gpu_layers, cpu_layers;
+        uint64_t host_bytes;
+        double slowdown;
+    } spill;
 };
 
 /*

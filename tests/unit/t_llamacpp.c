@@ -289,7 +289,7 @@ static void test_measured_9221(void **s)
     /* and within 1 % of the measured 696.00 MiB (the accuracy the row is scored at) */
     assert_true(c > 696 * MIB && c < 696 * MIB + 696 * MIB / 100);
     /* F-LCPP-14 (issue 21): a build of that time (the log's llama_new_context_with_model is
-     * before b5900) shares one cache by default: the same plan without --kv-unified */
+     * before b5913) shares one cache by default: the same plan without --kv-unified */
     struct vf_workload w2 = {
         .ctx_tokens = 2048, .users = 4, .engine = "llama.cpp", .engine_version = "b4500"};
     w2.weights = w.weights;

@@ -5,6 +5,8 @@
  */
 #include "th.h"
 
+#include "internal.h"
+
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)
 
@@ -139,13 +141,87 @@ static void test_partial_offload(void **s)
                         "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0: halves the KV cache");
 }
 
+/*
+ * F-OLL-08 (issue 21): memory.go's planner (ollama@0.11.6) on measured-public.jsonl
+ * ollama-pr12000 (gemma3:12b Q4_K_M, num_ctx 8192, 11.1 GiB free). Gemma 3 12B: E 3840, 16
+ * heads of 256, 8 KV heads, vocab 262208 (config; the GGUF has 262144), window 1024, 48 blocks.
+ * - KV: 8 global blocks x 8192 cells + 40 sliding x (1 x 1024 + 512) cells, x (256 + 256) x 8
+ *   x 2 B = 1,040,187,392 B (992 MiB, measured 992.0 MiB).
+ * - graph.full = max(4 x 512 x (E + V), 4 x 512 x (2 + ctx + 16 ctx + 2E + 2 x 256 x 16))
+ *   = 2048 x 266048 = 544,866,304 B (measured 519.5 MiB: 262144 tokens give 544,735,232).
+ * - graph.partial = 4 E 512 + E V 105/128 + 4 V 512 = 7,864,320 + 825,955,200 + 537,001,984 =
+ *   1,370,821,504 B (Go's other term, 4 x 512 x (2E + 1 + 2 x 256 x 16 + 17 ctx) + ..., is
+ *   smaller; measured 1.3 GiB).
+ * - 48 of 49 layers on the GPU (measured 48): the projector goes with the output layer
+ *   (0.7.1 on) and does not fit.
+ */
+static void test_memgo_row(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 8192, .usable_bytes = 11 * GIB + GIB / 10};
+    vf_quant_parse("Q4_K_M", &w.weights, NULL);
+    w.engine_version = "0.11.6";
+    struct vf_estimate e = run("gemma-3-12b", &w);
+    assert_u64(extra(&e, "kv_bytes"), 1040187392ULL);
+    assert_u64(extra(&e, "graph_full_bytes"), 544866304ULL);
+    assert_u64(extra(&e, "graph_partial_bytes"), 1370821504ULL);
+    assert_u64(extra(&e, "layers_offload"), 48);
+    /* from 0.11.11 the runner's own buffers: all 49 layers fit (F-OLL-04) */
+    w.engine_version = "0.11.11";
+    e = run("gemma-3-12b", &w);
+    assert_u64(extra(&e, "layers_offload"), 49);
+}
+
+/* F-OLL-09: the default num_ctx and num_parallel by release: 2048 and 4 (else 1) before 0.6.7,
+ * 4096 and 2 before 0.9.7, 4096 and 1 before 0.15.5; no card: the default parallel stays. */
+static void test_eras(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.engine_version = "0.5.2"};
+    struct vf_estimate e = run("llama-3.1-8b", &w);
+    assert_u64(extra(&e, "num_ctx"), 2048);
+    assert_u64(extra(&e, "num_parallel"), 4);
+    w.engine_version = "0.9.2";
+    e = run("llama-3.1-8b", &w);
+    assert_u64(extra(&e, "num_ctx"), 4096);
+    assert_u64(extra(&e, "num_parallel"), 2);
+    w.engine_version = "0.12.0";
+    e = run("llama-3.1-8b", &w);
+    assert_u64(extra(&e, "num_ctx"), 4096);
+    assert_u64(extra(&e, "num_parallel"), 1);
+}
+
+/* F-FIT-07 (issue 21): Llama 3.1 70B Q4_K_M at num_ctx 8192 on a 24 GiB card runs with 44 of
+ * 81 layers on the GPU (test_partial_offload): vf_fit answers yes with the spill, host bytes
+ * 19,611,910,144 B of weights + 37 x 32 MiB of KV = 20,853,424,128 B. The slowdown on 1008
+ * GB/s: (22,900,621,312 / 1008e9 + 19,611,910,144 / 89.6e9) / (42,512,531,456 / 1008e9)
+ * = (0.022719 + 0.218883) / 0.042175 = 5.7286. */
+static void test_spill(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 8192, .usable_bytes = 24 * GIB, .engine = "ollama"};
+    vf_quant_parse("Q4_K_M", &w.weights, NULL);
+    struct vf_model m = th_model("llama-3.1-70b");
+    struct vf_fit f;
+    struct vf_error err = {0};
+    assert_int_equal(vf_fit(th_arena, &m, &w, "24GiB", 24 * GIB, 1, &f, &err), VF_OK);
+    assert_true(f.fits);
+    assert_true(f.spill.on);
+    assert_int_equal(f.spill.gpu_layers, 44);
+    assert_int_equal(f.spill.cpu_layers, 37);
+    assert_u64(f.spill.host_bytes, 20853424128ULL);
+    double sd = vf__spill_slowdown(22900621312ULL, 19611910144ULL, 1008);
+    assert_true(sd > 5.7285 && sd < 5.7287);
+    assert_true(vf__spill_slowdown(1, 1, 0) == 0); /* no bandwidth: unknown */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemma3_row),
-        cmocka_unit_test(test_default_ctx),
-        cmocka_unit_test(test_parallel),
-        cmocka_unit_test(test_partial_offload),
+        cmocka_unit_test(test_gemma3_row), cmocka_unit_test(test_default_ctx),
+        cmocka_unit_test(test_parallel),   cmocka_unit_test(test_partial_offload),
+        cmocka_unit_test(test_memgo_row),  cmocka_unit_test(test_eras),
+        cmocka_unit_test(test_spill),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -242,6 +242,15 @@ static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
         if (!strcmp(c->gpus[i].id, f->gpu)) {
             vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
                          e->ctx_tokens, &c->gpus[i], f);
+            if (!f->spill.on)
+                return;
+            /* issue 21: the CPU's share read at host memory bandwidth; the all-GPU speed
+             * does not apply (the offload speed model is issue 24's) */
+            f->spill.slowdown = vf__spill_slowdown(
+                e->spill.gpu_weight_bytes, e->spill.host_weight_bytes, c->gpus[i].bandwidth_gbps);
+            memset(&f->speed, 0, sizeof f->speed);
+            f->speed.why = "runs with spill (offload speed is not modelled yet; fit.spill has the "
+                           "decode slowdown)";
             return;
         }
 }

@@ -28,10 +28,10 @@
 /* F-LCPP-14: the first build that offloads the output layer first (PR 18148, merged 2025-12-17;
  * b7045 is of 2025-11-13 and b7551 of 2025-12-27: the number is interpolated between them) */
 #define LCPP_B_OUTPUT_FIRST 7440
-/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode",
- * merged after 2025-07-09; b5857 is of 2025-07-10: the number is approximate). Before it every
- * slot attended the one shared (unified) cache. */
-#define LCPP_B_STREAMS 5900
+/* F-LCPP-14: the first build with a KV stream per sequence (PR 14363 "high-throughput mode"):
+ * b5913, the build whose seq_to_stream assert llama.cpp issue 14847 reports as absent from
+ * b5912. Before it every slot attended the one shared (unified) cache. */
+#define LCPP_B_STREAMS 5913
 #define STR_(x)        #x
 #define STR(x)         STR_(x)
 
@@ -464,6 +464,23 @@ uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg
     }
     return vf__sat_add(vf_model_layer_weight_bytes(m, c->q, (int32_t)l),
                        vf__sat_add(vf__sat_mul(cell_bytes(m, c, l), cells), state_bytes(m, c, l)));
+}
+
+void vf__lcpp_spill(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                    const struct vf_lcpp_plan *p, struct vf_estimate *e)
+{
+    uint32_t all = m->n_layers + 1;
+    uint32_t gpu = c->ngl < 0 ? 0 : c->ngl > (int64_t)all ? all : (uint32_t)c->ngl;
+    /* the token embeddings stay in host memory with every layer offloaded: not a spill */
+    if (!c->n_gpus || !gpu || (gpu == all && !c->n_cpu_moe))
+        return;
+    e->spill.runs = true;
+    e->spill.gpu_layers = gpu;
+    e->spill.cpu_layers = all - gpu;
+    e->spill.host_bytes = vf__sat_add(p->host_model, p->host_kv);
+    e->spill.host_weight_bytes = p->host_model;
+    for (uint32_t g = 0; g < c->n_gpus && g < VF_LCPP_MAX_GPUS; g++)
+        e->spill.gpu_weight_bytes = vf__sat_add(e->spill.gpu_weight_bytes, p->model[g]);
 }
 
 /* ------------------------------------------------------------------ flags */
@@ -1025,6 +1042,8 @@ static enum vf_err lcpp_estimate(struct vf_arena *a, const struct vf_model *m,
     lcpp_kv_per_token(m, &c, e);
     lcpp_assume(a, m, w, &c, &p, ngl_auto, e);
     fit_assume(a, m, &c, &p, &f, e);
+    if (f.step >= 2) /* --fit / -ngl auto moved layers or experts to the CPU: runs with spill */
+        vf__lcpp_spill(m, &c, &p, e);
     e->host_bytes =
         vf__lcpp_components(e, &c, &p, VF_LCPP_CUDA_OVERHEAD, "CUDA context + cuBLAS, per GPU");
     e->total_bytes = c.n_gpus ? vf__lcpp_gpu_peak(&c, &p) : 0; /* F-LCPP-09 */
@@ -1058,7 +1077,7 @@ static const struct vf_engine_flag lcpp_flags[] = {
 };
 
 /* F-LCPP-14: the builds where a rule changed ('vramfit help engines'; the version check of
- * engine/estimate.c compares the numbers: b5900 > b1) */
+ * engine/estimate.c compares the numbers: b5913 > b1) */
 static const struct vf_engine_rule lcpp_rules[] = {
     {"b1", "shared KV",
      "the -np slots share one unified KV cache (every slot's cells attended); the output layer "
@@ -1066,7 +1085,7 @@ static const struct vf_engine_rule lcpp_rules[] = {
      "llama.cpp before PR 14363"},
     {"b" STR(LCPP_B_STREAMS), "KV streams",
      "a KV stream per sequence unless --kv-unified (high-throughput mode)",
-     "PR 14363 (build number approximate: b5857 is of 2025-07-10)"},
+     "PR 14363, first in b5913 (llama.cpp issue 14847: its seq_to_stream is not in b5912)"},
     {"b" STR(LCPP_B_OUTPUT_FIRST), "output first", "the output layer offloaded first with -ngl",
      "PR 18148 (build number interpolated between b7045 and b7551)"},
     {NULL, NULL, NULL, NULL},

@@ -62,6 +62,11 @@ uint64_t vf__lcpp_gpu_peak(const struct vf_lcpp_cfg *c, const struct vf_lcpp_pla
 uint64_t vf__lcpp_components(struct vf_estimate *e, const struct vf_lcpp_cfg *c,
                              const struct vf_lcpp_plan *p, uint64_t overhead, const char *note);
 
+/* Issue 21: e->spill for a plan that keeps part of the model on the CPU to run (the caller
+ * decides that the engine itself chose it: --fit, -ngl auto, Ollama's planner). */
+void vf__lcpp_spill(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                    const struct vf_lcpp_plan *p, struct vf_estimate *e);
+
 /* Bytes of one offloaded layer on a GPU (weights + its KV), for planners (Ollama). */
 uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c, uint32_t l);
 

@@ -7,13 +7,14 @@
  * docs/FORMULAS.md.
  */
 #include "est_llamacpp.h"
+#include "est_ollama.h"
 #include "engine/terms.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OLL_VERSION "0.12 (llm/memory.go planner, llama.cpp runner)"
+#define OLL_VERSION "0.15.5"
 /* F-OLL-04: memory.go's MinimumMemory reserve per CUDA GPU */
 #define OLL_MIN_MEMORY (457ULL << 20)
 /* Ollama's runner batch (num_batch) */
@@ -46,8 +47,32 @@ struct oll_cfg {
     struct vf_lcpp_cfg c;
     uint64_t num_ctx, parallel, overhead;
     uint64_t proj_weights, proj_graph; /* F-OLL-07: the vision projector on GPU 0 */
-    bool ctx_default;
+    bool ctx_default, par_default;
+    /* F-OLL-09: the release's rules (--engine ollama@0.X.Y; the newest without one) */
+    bool memgo;         /* before 0.11.11: memory.go's planner (F-OLL-08) */
+    bool proj_last;     /* 0.7.1 on: an Ollama-engine model's projector with the output layer */
+    uint64_t ctx_fixed; /* the default num_ctx, 0: by VRAM (0.15.5 on) */
+    uint64_t par_auto;  /* num_parallel tried first when unset (then 1), 1: fixed */
+    const char *ver;    /* the release asked, NULL: the newest modelled */
 };
+
+/* F-OLL-09: the rules of release `v` (NULL: the newest). Sources in oll_rules below. */
+static void oll_era(const char *v, const struct vf_model *m, struct oll_cfg *o)
+{
+#define BEFORE(x) (v && vf_engine_version_cmp(v, x) < 0)
+    o->ver = v;
+    o->memgo = BEFORE("0.11.11");
+    o->ctx_fixed = BEFORE("0.6.7") ? 2048 : BEFORE("0.15.5") ? 4096 : 0;
+    o->par_auto = BEFORE("0.6.7") ? 4 : BEFORE("0.9.7") ? 2 : 1;
+    o->c.flash_attn = !BEFORE("0.12.4");
+    /* the architectures Ollama's own engine runs (fs/ggml OllamaEngineRequired) */
+    static const char *const own[] = {"gemma3", "gemma3_text", "mistral3", "qwen3",
+                                      "llama4", "llama4_text", "mllama",   "gpt_oss"};
+    o->proj_last = false;
+    for (size_t i = 0; !BEFORE("0.7.1") && m->model_type && i < sizeof own / sizeof own[0]; i++)
+        o->proj_last |= !strcmp(m->model_type, own[i]);
+#undef BEFORE
+}
 
 /*
  * F-OLL-07 (issue 21): a multimodal model's vision projector (mmproj), which Ollama loads on the
@@ -81,10 +106,17 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
 {
     enum vf_err rc;
     memset(o, 0, sizeof *o);
-    o->parallel = w->users ? w->users : 1;
+    oll_era(w->engine_version, m, o);
+    const char *ne = vf_engine_opt(&w->opts, "OLLAMA_NEW_ESTIMATES"); /* 0.11.5-0.11.10 opt-in */
+    if (ne && (!strcmp(ne, "1") || !vf__strcasecmp(ne, "true")))
+        o->memgo = false;
+    o->parallel = w->users;
     if ((rc = opt_u64(w, "OLLAMA_NUM_PARALLEL", &o->parallel, err)) ||
         (rc = opt_u64(w, "num_parallel", &o->parallel, err)))
         return rc;
+    o->par_default = !o->parallel;
+    if (!o->parallel)
+        o->parallel = o->par_auto;
     if (o->parallel > VF_MAX_USERS)
         return vf__errf(err, VF_ERANGE, "ollama: num_parallel over the limit");
     /* F-OLL-01: num_ctx: the flag, else OLLAMA_CONTEXT_LENGTH, else by total VRAM
@@ -95,6 +127,10 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     if (!o->num_ctx) {
         if ((rc = opt_u64(w, "OLLAMA_CONTEXT_LENGTH", &o->num_ctx, err)))
             return rc;
+    }
+    if (!o->num_ctx && o->ctx_fixed) {
+        o->num_ctx = o->ctx_fixed;
+        o->ctx_default = true;
     }
     if (!o->num_ctx) {
         uint64_t vram = w->usable_bytes && w->usable_bytes != VF_UNKNOWN
@@ -118,7 +154,8 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
     c->q = vf__term_storage(w);
     /* F-OLL-03: flash attention on unless OLLAMA_FLASH_ATTENTION says 0/false */
     const char *fa = vf_engine_opt(&w->opts, "OLLAMA_FLASH_ATTENTION");
-    c->flash_attn = !(fa && (!strcmp(fa, "0") || !vf__strcasecmp(fa, "false")));
+    if (fa)
+        c->flash_attn = !(!strcmp(fa, "0") || !vf__strcasecmp(fa, "false"));
     enum vf_dtype kv = w->kv_dtype == VF_DT_DEFAULT ? VF_DT_F16 : w->kv_dtype;
     const char *kt = vf_engine_opt(&w->opts, "OLLAMA_KV_CACHE_TYPE");
     if (kt && *kt && vf_kv_dtype_parse(kt, &kv, NULL))
@@ -165,17 +202,30 @@ static int64_t offload_layers(const struct vf_model *m, const struct oll_cfg *o,
     return 0;
 }
 
-/* The assumptions of the settings Ollama hands llama.cpp (F-OLL-01..03). */
+/* The assumptions of the settings Ollama hands llama.cpp (F-OLL-01..03, F-OLL-09). */
 static void oll_assume(struct vf_arena *a, const struct oll_cfg *o, struct vf_estimate *e)
 {
-    vf__assume(a, e, "engine ollama %s: llama.cpp's buffers with Ollama's planner (F-OLL-01..06)",
-               OLL_VERSION);
-    vf__assume(a, e, "num_ctx %llu%s, num_parallel %llu: llama.cpp -c %llu",
-               (unsigned long long)o->num_ctx,
-               o->ctx_default ? " (Ollama's default by VRAM: < 24 GiB 4k, 24-48 GiB 32k, "
-                                "48 GiB and more 256k; docs/context-length.mdx)"
-                              : "",
-               (unsigned long long)o->parallel, (unsigned long long)o->c.n_ctx);
+    const char *ver = o->ver ? o->ver : OLL_VERSION;
+    vf__assume(a, e, "engine ollama %s: %s", ver,
+               o->memgo ? "memory.go's planner and its graph estimates (F-OLL-08, before 0.11.11)"
+                        : "the buffers its runner allocates (llama.cpp's) with Ollama's layout "
+                          "(F-OLL-01..07, 0.11.11 on)");
+    const char *src =
+        !o->ctx_default        ? ""
+        : o->ctx_fixed == 2048 ? " (Ollama's default before 0.6.7: api/types.go DefaultOptions)"
+        : o->ctx_fixed ? " (Ollama's default 0.6.7-0.15.4: envconfig OLLAMA_CONTEXT_LENGTH 4096)"
+                       : " (Ollama's default by VRAM: < 24 GiB 4k, 24-48 GiB 32k, "
+                         "48 GiB and more 256k; docs/context-length.mdx, 0.15.5 on)";
+    const char *par = !o->par_default || o->par_auto < 2 ? ""
+                      : o->parallel == 1
+                          ? vf_arena_printf(a,
+                                            " (the scheduler's default %llu does not keep every "
+                                            "layer on the GPU: 1)",
+                                            (unsigned long long)o->par_auto)
+                          : " (the scheduler's default where every layer fits)";
+    vf__assume(a, e, "num_ctx %llu%s, num_parallel %llu%s: llama.cpp -c %llu",
+               (unsigned long long)o->num_ctx, src, (unsigned long long)o->parallel, par,
+               (unsigned long long)o->c.n_ctx);
     vf__assume(a, e,
                "flash attention %s, KV cache %s (OLLAMA_FLASH_ATTENTION, "
                "OLLAMA_KV_CACHE_TYPE)",
@@ -288,6 +338,151 @@ static void oll_projector(struct vf_arena *a, const struct oll_cfg *o, struct vf
                vf_format_bytes(b2, sizeof b2, o->proj_graph, VF_FMT_IEC));
 }
 
+/* F-OLL-08: memory.go's inputs for the settings o on n GPUs of `usable` bytes (0: no card). */
+static void memgo_in(const struct oll_cfg *o, uint64_t usable, int64_t num_gpu,
+                     struct vf_oll_memgo_in *in)
+{
+    memset(in, 0, sizeof *in);
+    in->context = o->num_ctx * o->parallel;
+    if (o->proj_weights && in->context < 2048) /* multimodal models require 2048 */
+        in->context = 2048;
+    in->batch = in->context < OLL_BATCH ? in->context : OLL_BATCH;
+    in->parallel = o->parallel;
+    in->kv_elem = o->c.tk == VF_DT_Q8_0 ? 1.0 : o->c.tk == VF_DT_Q4_0 ? 0.5 : 2.0;
+    in->n_gpus = o->c.n_gpus > VF_OLL_MAX_GPUS ? VF_OLL_MAX_GPUS : o->c.n_gpus;
+    for (uint32_t g = 0; g < in->n_gpus; g++)
+        in->free[g] = usable ? usable : UINT64_MAX / 4;
+    in->overhead = o->overhead;
+    in->minimum = OLL_MIN_MEMORY;
+    in->num_gpu = num_gpu;
+    in->proj_weights = o->proj_weights;
+    in->proj_graph = o->proj_graph;
+    in->proj_last = o->proj_last;
+    in->q = o->c.q;
+}
+
+/* F-OLL-08: the plan as components: per GPU its layers' weights and KV, the graph, the
+ * MinimumMemory + first-layer buffer; the projector on GPU 0; the layers left on the host. */
+static void memgo_components(struct vf_arena *a, const struct oll_cfg *o,
+                             const struct vf_oll_memgo *p, struct vf_estimate *e)
+{
+    struct vf_component *x;
+    bool full = p->layers >= p->layers_model;
+    for (uint32_t g = 0; g < o->c.n_gpus && g < VF_OLL_MAX_GPUS; g++) {
+        uint64_t graph = p->layers_gpu[g] ? (full ? p->graph_full : p->graph_partial) : 0;
+        uint64_t reserve = p->alloc[g] ? OLL_MIN_MEMORY + p->layer0 + o->overhead : 0;
+        const char *names[] = {"model_buffer", "kv_buffer", "compute_buffer", "runtime_overhead"};
+        uint64_t bytes[] = {p->w_gpu[g], p->kv_gpu[g], graph, reserve};
+        for (int i = 0; i < 4; i++)
+            if ((x = vf__add_component(e, names[i], bytes[i], NULL,
+                                       i == 3 ? "MinimumMemory + the first layer again (memory.go)"
+                                              : NULL)))
+                x->device = (int)g;
+    }
+    if (!o->proj_last || full)
+        oll_projector(a, o, e);
+    if (p->w_host && (x = vf__add_component(e, "model_buffer", p->w_host, NULL, NULL)))
+        x->device = VF_DEV_HOST;
+    if (p->kv_host && (x = vf__add_component(e, "kv_buffer", p->kv_host, NULL, NULL)))
+        x->device = VF_DEV_HOST;
+    e->host_bytes = vf__sat_add(p->w_host, p->kv_host);
+}
+
+/* F-OLL-08: the extras and the "offload" line memory.go logs. */
+static void memgo_results(struct vf_arena *a, const struct oll_cfg *o, const struct vf_oll_memgo *p,
+                          struct vf_estimate *e)
+{
+    char b[6][32];
+    uint64_t gpu = p->required_partial, all = vf__sat_add(gpu, e->host_bytes);
+    unsigned pct = all ? (unsigned)((gpu * 100.0) / (double)all + 0.5) : 0;
+    const char *processor = p->layers >= p->layers_model ? "100% GPU"
+                            : !p->layers                 ? "100% CPU"
+                                         : vf_arena_printf(a, "%u%%/%u%% CPU/GPU", 100 - pct, pct);
+    e->extra_name = "ollama";
+    vf__extra_u64(e, "num_ctx", o->num_ctx);
+    vf__extra_u64(e, "num_parallel", o->parallel);
+    vf__extra_u64(e, "layers_model", p->layers_model);
+    vf__extra_u64(e, "layers_offload", p->layers);
+    vf__extra_bool(e, "flash_attn", o->c.flash_attn);
+    vf__extra_u64(e, "kv_bytes", p->kv);
+    vf__extra_u64(e, "required_full_bytes", p->required_full);
+    vf__extra_u64(e, "required_partial_bytes", p->required_partial);
+    vf__extra_u64(e, "weights_total_bytes", p->weights_repeating + p->weights_output);
+    vf__extra_u64(e, "graph_full_bytes", p->graph_full);
+    vf__extra_u64(e, "graph_partial_bytes", p->graph_partial);
+    vf__extra_u64(e, "projector_weights_bytes", o->proj_weights);
+    vf__extra_u64(e, "projector_graph_bytes", o->proj_graph);
+    vf__extra_text(e, "processor", processor);
+    vf__line(
+        a, e,
+        "offload: layers.model=%u layers.offload=%u memory.required.full=%s partial=%s "
+        "kv=%s graph.full=%s graph.partial=%s weights.total=%s",
+        p->layers_model, p->layers,
+        vf_format_bytes(b[0], sizeof b[0], p->required_full, VF_FMT_IEC),
+        vf_format_bytes(b[1], sizeof b[1], p->required_partial, VF_FMT_IEC),
+        vf_format_bytes(b[2], sizeof b[2], p->kv, VF_FMT_IEC),
+        vf_format_bytes(b[3], sizeof b[3], p->graph_full, VF_FMT_IEC),
+        vf_format_bytes(b[4], sizeof b[4], p->graph_partial, VF_FMT_IEC),
+        vf_format_bytes(b[5], sizeof b[5], p->weights_repeating + p->weights_output, VF_FMT_IEC));
+    vf__line(a, e, "ollama ps: PROCESSOR %s, CONTEXT %llu", processor,
+             (unsigned long long)o->num_ctx);
+    if (!p->graph_known)
+        vf__assume(a, e,
+                   "memory.go has no graph formula for this architecture: GQA x the KV cache / 6 "
+                   "(its fallback)");
+}
+
+/* F-OLL-08: releases before 0.11.11: memory.go decides the layers and logs the need. The total
+ * is what its placement needs on the most loaded GPU to keep every layer: the allocations with
+ * the larger of the two graphs and OLLAMA_GPU_OVERHEAD free (memory.required.full is in the
+ * extras and the offload line). */
+static enum vf_err oll_estimate_memgo(struct vf_arena *a, const struct vf_model *m,
+                                      const struct vf_workload *w, struct oll_cfg *o,
+                                      int64_t num_gpu, struct vf_estimate *e, struct vf_error *err)
+{
+    enum vf_err rc;
+    uint64_t usable = w->usable_bytes && w->usable_bytes != VF_UNKNOWN ? w->usable_bytes : 0;
+    struct vf_oll_memgo_in in;
+    struct vf_oll_memgo p, whole;
+    memgo_in(o, usable, num_gpu, &in);
+    vf__oll_memgo(m, &in, &p);
+    if (o->par_default && o->parallel > 1 && usable && p.layers < p.layers_model) {
+        o->parallel = 1; /* the scheduler tries its default, then 1 */
+        memgo_in(o, usable, num_gpu, &in);
+        vf__oll_memgo(m, &in, &p);
+    }
+    o->c.n_ctx = in.context;
+    vf__term_begin(m, &vf__engine_ollama, e);
+    e->gpus = o->c.n_gpus;
+    e->users = o->parallel;
+    e->ctx_tokens = o->num_ctx;
+    if ((rc = vf__term_weights(m, o->c.q, e, err)))
+        return rc;
+    vf__term_kv_per_token(m, o->c.tk, e);
+    oll_assume(a, o, e);
+    memgo_components(a, o, &p, e);
+    memgo_in(o, 0, -1, &in);
+    vf__oll_memgo(m, &in, &whole);
+    /* the placement keeps the larger graph free beside every layer (memory.go's check) */
+    uint64_t gmax = whole.graph_full > whole.graph_partial ? whole.graph_full : whole.graph_partial;
+    for (uint32_t g = 0; g < in.n_gpus; g++) {
+        uint64_t need =
+            whole.alloc[g] - (whole.layers_gpu[g] ? whole.graph_full : 0) + gmax + o->overhead;
+        e->total_bytes = need > e->total_bytes ? need : e->total_bytes;
+    }
+    memgo_results(a, o, &p, e);
+    if (p.layers && p.layers < p.layers_model) { /* runs with spill (issue 21) */
+        e->spill.runs = true;
+        e->spill.gpu_layers = p.layers;
+        e->spill.cpu_layers = p.layers_model - p.layers;
+        e->spill.host_bytes = e->host_bytes;
+        e->spill.host_weight_bytes = p.w_host;
+        for (uint32_t g = 0; g < in.n_gpus; g++)
+            e->spill.gpu_weight_bytes += p.w_gpu[g];
+    }
+    return VF_OK;
+}
+
 static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
                                 const struct vf_workload *w, struct vf_estimate *e,
                                 struct vf_error *err)
@@ -305,6 +500,8 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
     const char *ng = vf_engine_opt(&w->opts, "num_gpu");
     if (ng && (vf_parse_tokens(ng, &num_gpu, NULL) || num_gpu > VF_MAX_LAYERS + 1))
         return vf__errf(err, VF_EINVAL, "ollama: num_gpu '%s': expected a number of layers", ng);
+    if (o.memgo)
+        return oll_estimate_memgo(a, m, w, &o, ng ? (int64_t)num_gpu : -1, e, err);
     if (ng) /* issue 21: num_gpu sets the layers offloaded; the planner does not choose */
         o.c.ngl = num_gpu > m->n_layers + 1ULL ? (int64_t)m->n_layers + 1 : (int64_t)num_gpu;
     else if (card)
@@ -326,6 +523,8 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
     if ((rc = oll_total(m, &o, a, e, err)))
         return rc;
     oll_results(a, m, &o, &p, e->host_bytes, e);
+    if (card || ng) /* Ollama runs what does not fit with layers on the CPU (issue 21) */
+        vf__lcpp_spill(m, &o.c, &p, e);
     if (card)
         oll_fixes(a, m, &o, w->usable_bytes, e);
     return VF_OK;
@@ -335,12 +534,41 @@ static const struct vf_engine_flag oll_flags[] = {
     {"num_ctx", NULL, true, "context tokens per sequence (default by VRAM: 4k/32k/256k)"},
     {"num_parallel", NULL, true, "sequences served at once (num_ctx x num_parallel cells)"},
     {"OLLAMA_NUM_PARALLEL", NULL, true, "as num_parallel"},
-    {"OLLAMA_FLASH_ATTENTION", NULL, true, "1 (default) or 0"},
+    {"OLLAMA_FLASH_ATTENTION", NULL, true, "1 or 0 (default 1 from 0.12.4, 0 before)"},
     {"OLLAMA_KV_CACHE_TYPE", NULL, true, "f16 (default), q8_0 or q4_0 (needs flash attention)"},
     {"OLLAMA_CONTEXT_LENGTH", NULL, true, "default num_ctx"},
     {"OLLAMA_GPU_OVERHEAD", NULL, true, "bytes kept free per GPU"},
     {"num_gpu", NULL, true, "layers offloaded to the GPUs (default: Ollama's planner decides)"},
+    {"OLLAMA_NEW_ESTIMATES", NULL, true,
+     "1: the new memory estimates before they became the default (0.11.5-0.11.10)"},
     {NULL, NULL, false, NULL},
+};
+
+/* F-OLL-09: the releases where a rule changed (ollama/ollama git history). */
+static const struct vf_engine_rule oll_rules[] = {
+    {"0.1.0", "memory.go planner",
+     "llm/memory.go EstimateGPULayers places the layers by fs/ggml GraphSize's graph estimates "
+     "(F-OLL-08); num_ctx 2048; num_parallel 4 where it fits, else 1; flash attention off; a "
+     "projector on GPU 0",
+     "llm/memory.go, fs/ggml/ggml.go, api/types.go, server/sched.go defaultParallel (v0.6.5)"},
+    {"0.6.7", "memory.go planner", "num_ctx 4096; num_parallel 2 where it fits, else 1",
+     "commits 44b466eeb (default context length 4096), fe5b9bb21 (default num parallel 2)"},
+    {"0.7.1", "memory.go planner",
+     "an Ollama-engine model's projector is placed with the output layer, not on GPU 0",
+     "commit d75557747"},
+    {"0.9.7", "memory.go planner", "num_parallel 1", "PR #11330 (commit 20c3266e9)"},
+    {"0.11.11", "new estimates",
+     "sized by what the runner allocates (llama.cpp's buffers), laid out by Ollama with its "
+     "MinimumMemory reserve; (models on the llama.cpp runner kept memory.go until 0.30: not "
+     "modelled apart)",
+     "commit eb10390de (PR #11090's new memory management, opt-in since 0.11.5)"},
+    {"0.12.4", "new estimates",
+     "flash attention on by default (a per-architecture list in "
+     "Ollama: taken as every model)",
+     "commit fdb109469"},
+    {"0.15.5", "new estimates",
+     "num_ctx by total VRAM: 4096, 32768 from 23 GiB, 262144 from 47 GiB", "commit 0334ffa62"},
+    {NULL, NULL, NULL, NULL},
 };
 
 const struct vf_engine vf__engine_ollama = {
@@ -350,4 +578,5 @@ const struct vf_engine vf__engine_ollama = {
     .can_split = oll_can_split,
     .estimate = oll_estimate,
     .flags = oll_flags,
+    .rules = oll_rules,
 };

@@ -94,6 +94,17 @@ static void fit_jw(struct vf__jw *j, const struct vf_fit *f)
     vf__jw_bytes(j, "max_ctx_tokens", f->max_ctx_tokens);
     vf__jw_bytes(j, "max_users", f->max_users);
     vf__jw_bytes(j, "max_batch", f->max_batch);
+    if (f->spill.on) { /* issue 21: runs with spill (DESIGN section 8) */
+        vf__jw_open(j, "spill", '{');
+        vf__jw_int(j, "gpu_layers", f->spill.gpu_layers);
+        vf__jw_int(j, "cpu_layers", f->spill.cpu_layers);
+        vf__jw_bytes(j, "host_bytes", f->spill.host_bytes);
+        if (f->spill.slowdown > 0)
+            vf__jw_real(j, "slowdown", f->spill.slowdown);
+        else
+            vf__jw_null(j, "slowdown");
+        vf__jw_close(j);
+    }
     if (f->max_width) {
         vf__jw_int(j, "max_width", f->max_width);
         vf__jw_int(j, "max_height", f->max_height);

@@ -214,6 +214,14 @@ static void fit_verdict(struct vf__sb *s, const struct vf_fit *fit, bool ascii)
     if (fit->why_not) {
         vf__sb_printf(s, "  %s cannot run on %u cards: %s\n", ascii ? "no:" : "\u2717", fit->count,
                       fit->why_not);
+    } else if (fit->spill.on) { /* issue 21: the engine runs it with layers on the CPU */
+        char sl[48] = "";
+        if (fit->spill.slowdown > 0)
+            snprintf(sl, sizeof sl, ", decode about %.1fx slower", fit->spill.slowdown);
+        vf__sb_printf(s, "  %s runs with spill: %u of %u layers on the GPU, %s in host RAM%s\n",
+                      ascii ? "warning:" : "\u26a0", fit->spill.gpu_layers,
+                      fit->spill.gpu_layers + fit->spill.cpu_layers,
+                      vf_format_bytes(b, sizeof b, fit->spill.host_bytes, VF_FMT_IEC), sl);
     } else if (fit->fits) {
         unsigned pc = percent(fit->headroom_bytes, fit->usable_bytes);
         vf__sb_printf(s, "  %s fits with %s to spare (%u %%)%s\n", ascii ? "ok:" : "\u2713",

@@ -386,11 +386,25 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
     return rc;
 }
 
+/* Runs with spill (DESIGN section 8, issue 21): where the engine itself keeps layers on the CPU
+ * to run on these cards, the answer is yes with the split; the slowdown is set by the caller,
+ * which knows the card's bandwidth (vf__spill_slowdown). pick keeps its own rule. */
 enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                    const char *gpu, uint64_t usable_bytes, uint32_t count, struct vf_fit *out,
                    struct vf_error *err)
 {
-    return fit(a, m, w, gpu, usable_bytes, count, true, out, NULL, err);
+    struct vf_estimate *e = vf_arena_alloc(a, sizeof *e);
+    if (!e)
+        return vf__errf(err, VF_ENOMEM, "fit: out of memory");
+    enum vf_err rc = fit(a, m, w, gpu, usable_bytes, count, true, out, e, err);
+    if (rc || out->why_not || !e->spill.runs)
+        return rc;
+    out->fits = true;
+    out->spill.on = true;
+    out->spill.gpu_layers = e->spill.gpu_layers;
+    out->spill.cpu_layers = e->spill.cpu_layers;
+    out->spill.host_bytes = e->spill.host_bytes;
+    return VF_OK;
 }
 
 enum vf_err vf__fit_check(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
