@@ -286,6 +286,21 @@ enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, st
     return vf_answer_explain_scanned(a, c, w, scan, out, err);
 }
 
+enum vf_err vf_answer_explain_fd(struct vf_arena *a, const struct vf_catalog *c,
+                                 struct vf_workload *w, int fd, const char *name,
+                                 struct vf_explain *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct vf_oom_scan *scan = NULL;
+    uint64_t offset = 0;
+    enum vf_err rc = vf_oom_scan_open(a, &scan, err);
+    if (!rc)
+        rc = vf_oom_scan_fd(scan, fd, &offset, name, err);
+    if (rc)
+        return rc;
+    return vf_answer_explain_scanned(a, c, w, scan, out, err);
+}
+
 struct mem_source {
     const char *p;
     size_t left;

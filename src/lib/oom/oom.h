@@ -57,6 +57,50 @@ uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key);
 /* A decimal integer at p; VF_UNKNOWN if none or over UINT64_MAX - 1. */
 uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
 
+/* --- the multi-substring search (oom_search.c) --- */
+
+#define VF__MS_MAX  192 /* keys */
+#define VF__MS_LONG 8   /* keys this long are found by sampling, shorter ones by nibble class */
+struct vf__ms_ent {
+    uint32_t gram; /* 4 bytes of a key */
+    uint16_t pat;  /* the key */
+    uint16_t next; /* 1-based, in the same hash chain */
+    uint8_t off;   /* where the 4 bytes stand in it */
+};
+struct vf__ms {
+    const char *pat[VF__MS_MAX];
+    uint8_t len[VF__MS_MAX];
+    size_t n;
+    uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
+    uint16_t head[1u << 16];        /* their chains in ent (1-based) */
+    struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
+    size_t n_ent;
+    uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
+    uint8_t shorts[32], short_bucket[VF__MS_MAX];
+    size_t n_short;
+    unsigned char first[16]; /* the first letter (case folded) of each bucket */
+    unsigned n_first;
+    int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
+};
+/* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
+ * False when they do not fit its tables. */
+bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n);
+/* Start of the leftmost key occurrence that lies wholly in text[0..n), or NULL. */
+const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
+/* How many bytes of p[0..n) are c. */
+size_t vf__ms_count(const char *p, size_t n, char c);
+/* The first occurrence of the 3 bytes k[0..3) in p[0..n), or NULL. */
+const char *vf__ms_find3(const char *p, size_t n, const char *k);
+/* The first byte of p[0..n) that is a or b, or NULL. */
+const char *vf__ms_find2(const char *p, size_t n, char a, char b);
+
+/* --- reading a file descriptor (oom_reader.c) --- */
+
+/* vf_oom_scan_fd with a window of `window` bytes (rounded down to pages; the tests use small
+ * ones to put messages across window edges). */
+enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offset, size_t window,
+                                   const char *name, struct vf_error *err);
+
 /* --- input normalisation (oom_input.c) --- */
 
 /* What a feed left half read: an escape sequence, or a CR whose LF may come next. */

@@ -19,12 +19,13 @@ enum { N_TEXT, N_ESC, N_CSI, N_OSC, N_OSC_ESC };
 
 bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len)
 {
-    if (st->state != N_TEXT || st->after_cr || memchr(buf, ESC, len))
+    if (st->state != N_TEXT || st->after_cr)
         return true;
-    /* a CR right before its LF is left to the line reader (it drops one) */
+    /* one pass for both bytes; a CR right before its LF is left to the line reader (it drops
+     * one) */
     const char *end = buf + len;
-    for (const char *p = buf; (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
-        if (p + 1 >= end || p[1] != '\n')
+    for (const char *p = buf; (p = vf__ms_find2(p, (size_t)(end - p), ESC, '\r')) != NULL; p++)
+        if (*p == ESC || p + 1 >= end || p[1] != '\n')
             return true;
     return false;
 }
@@ -50,10 +51,35 @@ static int seq_byte(struct vf__oom_norm *st, unsigned char c)
     }
 }
 
+/* The next byte at or after i that normalisation changes (an escape byte or a CR), or n; *esc
+ * and *cr cache where the next of each lies (SIZE_MAX: not searched yet; searched again only
+ * once passed). */
+static size_t next_special(const char *in, size_t n, size_t i, size_t *esc, size_t *cr)
+{
+    if (*esc == SIZE_MAX || *esc < i) {
+        const char *p = memchr(in + i, ESC, n - i);
+        *esc = p ? (size_t)(p - in) : n;
+    }
+    if (*cr == SIZE_MAX || *cr < i) {
+        const char *p = memchr(in + i, '\r', n - i);
+        *cr = p ? (size_t)(p - in) : n;
+    }
+    return *esc < *cr ? *esc : *cr;
+}
+
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out)
 {
-    size_t o = 0;
+    size_t o = 0, esc = SIZE_MAX, cr = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
+        if (st->state == N_TEXT && !st->after_cr) {
+            /* plain text up to the next escape byte or CR: copied as one run */
+            size_t j = next_special(in, n, i, &esc, &cr);
+            memcpy(out + o, in + i, j - i);
+            o += j - i;
+            i = j;
+            if (i == n)
+                break;
+        }
         unsigned char c = (unsigned char)in[i];
         bool after_cr = st->after_cr;
         st->after_cr = false;
