@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 /* Row flags. */
 #define VF__OOM_WEAK      1u /* a generic line: a stronger row merged into it takes its name */
 #define VF__OOM_MB_BINARY 2u /* "GB"/"MB"/"KB" labels are binary (PyTorch MPS format_size) */
@@ -45,8 +47,20 @@ extern const size_t vf__oom_n_rows;
 
 /* --- helpers the row parsers use (oom_parse.c) --- */
 
-/* First occurrence of needle in line[0..len), or NULL. */
-const char *vf__oom_find(const char *line, size_t len, const char *needle);
+/* First occurrence of needle in line[0..len), or NULL. The lines a row reads are short (a few
+ * hundred bytes): memchr on the needle's first byte and a compare beat memmem's set-up there;
+ * inline, so a literal needle's length is known at compile time. */
+static inline const char *vf__oom_find(const char *line, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n < 2 || n > len)
+        return n > len ? NULL : n ? memchr(line, needle[0], len) : line;
+    const char *end = line + len - n + 1;
+    for (const char *p = line; (p = memchr(p, needle[0], (size_t)(end - p))) != NULL; p++)
+        if (p[1] == needle[1] && !memcmp(p + 2, needle + 2, n - 2))
+            return p;
+    return NULL;
+}
 /* The byte count written at p ("2.00 GiB", "1.02GiB", "151851674624", "8.89 GB" with
  * VF__OOM_MB_BINARY); *endp gets the byte after it. VF_UNKNOWN when absent or overflowing. */
 uint64_t vf__oom_bytes_at(const char *p, const char *end, unsigned flags, const char **endp);

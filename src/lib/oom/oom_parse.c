@@ -233,11 +233,6 @@ struct vf_oom_scan {
 
 /* ------------------------------------------------------------ small helpers */
 
-const char *vf__oom_find(const char *line, size_t len, const char *needle)
-{
-    return memmem(line, len, needle, strlen(needle));
-}
-
 uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp)
 {
     while (p < end && *p == ' ')
@@ -331,6 +326,11 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t n)
     size_t o = 0;
     while (p < e && o + 5 < cap) {
         unsigned c = *p;
+        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message */
+            dst[o++] = (char)c;
+            p++;
+            continue;
+        }
         size_t k = c < 0x80             ? 1
                    : (c & 0xe0) == 0xc0 ? 2
                    : (c & 0xf0) == 0xe0 ? 3
@@ -1091,6 +1091,32 @@ static const struct vf__oom_row *find_row(const struct vf_oom_scan *s, const cha
     return NULL;
 }
 
+/* Whether the first occurrence of a code word (raise, return, if (, //, ...) in line[0..n)
+ * opens the line or follows a space, tab or '(' - one pass over the line for all of them. */
+static bool code_word(const char *line, size_t n)
+{
+    static const char *const words[] = {"raise ",  "return ", "case ",   "if (", "if(", "elif ",
+                                        "except ", "assert ", "#define", "//",   "/*",  "throw "};
+    static const uint8_t lens[] = {6, 7, 5, 4, 3, 5, 7, 7, 7, 2, 2, 6};
+    unsigned seen = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        char c = line[i];
+        if (c != 'r' && c != 'c' && c != 'i' && c != 'e' && c != 'a' && c != '#' && c != '/' &&
+            c != 't')
+            continue;
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+            size_t l = lens[w];
+            if ((seen >> w & 1) || words[w][0] != c || words[w][1] != line[i + 1] || l > n - i ||
+                memcmp(line + i, words[w], l))
+                continue;
+            seen |= 1u << w; /* only a word's first occurrence counts */
+            if (!i || line[i - 1] == ' ' || line[i - 1] == '\t' || line[i - 1] == '(')
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Whether the text at t is quoted in code, not printed by a failure: a comment, a
  * raise/return/case/if statement, a Markdown code span, or a string literal opening right
  * before it in a line of code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted
@@ -1104,13 +1130,8 @@ static bool in_code(const char *from, const char *phys, const char *t, const cha
     if (phys > from + 1 && (t[-1] == '"' || t[-1] == '\'') && t - 1 == phys &&
         (phys[-2] == '(' || phys[-2] == ','))
         return true;
-    static const char *const words[] = {"raise ",  "return ", "case ",   "if (", "if(", "elif ",
-                                        "except ", "assert ", "#define", "//",   "/*",  "throw "};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        const char *w = vf__oom_find(line, n, words[i]);
-        if (w && (w == line || w[-1] == ' ' || w[-1] == '\t' || w[-1] == '('))
-            return true;
-    }
+    if (code_word(line, n))
+        return true;
     size_t i = 0;
     while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '*'))
         i++;
@@ -1383,6 +1404,8 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
         if (record_start(ps, line))
             break;
     }
+    if (!k)
+        return 0;
     size_t n = 0;
     s->join_at[0] = 0;
     s->n_at = 1;
