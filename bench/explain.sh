@@ -10,8 +10,10 @@
 #          behind an ANSI-coloured logger prefix, one CUDA OOM traceback near the end;
 #   dense  MiB/4 (default 256): an OOM message of one of the 5 formats on every line.
 # Runs are interleaved (vramfit, grep, rg, vramfit, ...) on the page-cached file, each tool's
-# output going to a real file; it prints medians of RUNS runs (default 5) and the maximum
-# resident set (GNU time -v) of one extra vramfit run per log. ripgrep and GNU time are
+# output going to a real file (GNU grep stops at the first match when its output is /dev/null);
+# it prints medians of RUNS runs (default 5) of wall time and of CPU time (user + system: on a
+# shared machine the wall time measures the other load too), and the maximum resident set
+# (GNU time -v) of one extra vramfit run per log. ripgrep and GNU time are
 # installed by tools/deps.sh when missing (Debian packages ripgrep, time).
 # Usage: [RUNS=n] [LOGDIR=/tmp/dir] sh bench/explain.sh [MiB]
 set -eu
@@ -72,32 +74,37 @@ END {
   for (n = 0; bytes < target; n++) { o = oom[n % 5]; print o; bytes += length(o) + 1 }
 }' < /dev/null > "$L/dense.log"
 
-now() { date +%s.%N; }
 med() { printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# one timed run: its wall and CPU (user + system) seconds appended to the lists W$2 and C$2
+timed() {
+  tag=$1; shift
+  /usr/bin/time -f "%e %U %S" -o "$T/time" "$@" > "$T/out.$tag" || true
+  read -r w u sy < "$T/time"
+  eval "W$tag=\"\$W$tag $w\"; C$tag=\"\$C$tag $(awk "BEGIN { print $u + $sy }")\""
+}
 for log in train hf dense; do
   F="$L/$log.log"
   SIZE=$(wc -c < "$F")
   cat "$F" > /dev/null # warm the page cache
-  E=""; G=""; R=""; i=0
+  Wv=""; Cv=""; Wg=""; Cg=""; Wr=""; Cr=""; i=0
   while [ "$i" -lt "$RUNS" ]; do
-    t0=$(now); build/vramfit explain "$F" > "$T/out.vramfit" || true; t1=$(now)
-    grep -c 'out of memory' "$F" > "$T/out.grep" || true; t2=$(now)
-    rg -c 'out of memory' "$F" > "$T/out.rg" || true; t3=$(now)
-    E="$E $(awk "BEGIN { print $t1 - $t0 }")"
-    G="$G $(awk "BEGIN { print $t2 - $t1 }")"
-    R="$R $(awk "BEGIN { print $t3 - $t2 }")"
+    timed v build/vramfit explain "$F"
+    timed g grep -c 'out of memory' "$F"
+    timed r rg -c 'out of memory' "$F"
     i=$((i + 1))
   done
   /usr/bin/time -v build/vramfit explain "$F" > /dev/null 2> "$T/time.txt" || true
   RSS=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$T/time.txt")
-  awk -v s="$SIZE" -v e="$(med "$E")" -v g="$(med "$G")" -v r="$(med "$R")" -v n="$RUNS" \
-      -v name="$log" -v rss="$RSS" -v out="$(head -1 "$T/out.vramfit")" \
-      -v gc="$(cat "$T/out.grep")" 'BEGIN {
+  awk -v s="$SIZE" -v n="$RUNS" -v name="$log" -v rss="$RSS" \
+      -v wv="$(med "$Wv")" -v cv="$(med "$Cv")" -v wg="$(med "$Wg")" -v cg="$(med "$Cg")" \
+      -v wr="$(med "$Wr")" -v cr="$(med "$Cr")" -v out="$(head -1 "$T/out.v")" \
+      -v gc="$(cat "$T/out.g")" 'BEGIN {
     mb = s / 1048576
-    printf "%s log: %.0f MiB, medians of %d interleaved runs\n", name, mb, n
-    printf "  %-26s %6.3f s %6.0f MiB/s  max RSS %d KiB  (%s)\n", "vramfit explain", e, mb / e, rss, substr(out, 1, 60)
-    printf "  %-26s %6.3f s %6.0f MiB/s  (%s lines)\n", "grep -c '\''out of memory'\''", g, mb / g, gc
-    printf "  %-26s %6.3f s %6.0f MiB/s\n", "rg -c '\''out of memory'\''", r, mb / r
-    printf "  vramfit speed / grep %.2f, / ripgrep %.2f\n", g / e, r / e
+    printf "%s log: %.0f MiB, medians of %d interleaved runs (wall s, CPU s = user + system)\n", name, mb, n
+    printf "  %-26s wall %6.3f s %6.0f MiB/s  CPU %6.3f s %6.0f MiB/s  max RSS %d KiB\n", "vramfit explain", wv, mb / wv, cv, mb / cv, rss
+    printf "  %-26s wall %6.3f s %6.0f MiB/s  CPU %6.3f s %6.0f MiB/s  (%s lines)\n", "grep -c '\''out of memory'\''", wg, mb / wg, cg, mb / cg, gc
+    printf "  %-26s wall %6.3f s %6.0f MiB/s  CPU %6.3f s %6.0f MiB/s\n", "rg -c '\''out of memory'\''", wr, mb / wr, cr, mb / cr
+    printf "  vramfit speed / grep: wall %.2f, CPU %.2f; / ripgrep: wall %.2f, CPU %.2f\n", wg / wv, cg / cv, wr / wv, cr / cv
+    printf "  vramfit: %s\n", substr(out, 1, 90)
   }'
 done

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 /* -------------------------------------------------------------------- cards */
@@ -292,7 +293,8 @@ enum vf_err vf_answer_explain_fd(struct vf_arena *a, const struct vf_catalog *c,
 {
     memset(out, 0, sizeof *out);
     struct vf_oom_scan *scan = NULL;
-    uint64_t offset = 0;
+    off_t at = lseek(fd, 0, SEEK_CUR); /* stdin may have been read from before */
+    uint64_t offset = at > 0 ? (uint64_t)at : 0;
     enum vf_err rc = vf_oom_scan_open(a, &scan, err);
     if (!rc)
         rc = vf_oom_scan_fd(scan, fd, &offset, name, err);
