@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define READ_CHUNK ((size_t)1 << 20) /* the read() buffer of an unmappable input */
+#define READ_CHUNK ((size_t)1 << 20)   /* the read() buffer of an unmappable input */
+#define FEED       ((size_t)256 << 10) /* mapped bytes fed to the scanner at a time */
 
 static enum vf_err io_error(struct vf_error *err, const char *what, const char *name,
                             uint64_t offset)
@@ -61,6 +62,12 @@ enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offs
     window -= window % (size_t)page;
     uint64_t size = (uint64_t)st.st_size;
     while (*offset < size) {
+        /* a log cut short meanwhile (rotated by copy and truncate) is read to its new end:
+         * a mapped page past the end would fault (the window left is the only exposure) */
+        if (!fstat(fd, &st) && (uint64_t)st.st_size < size)
+            size = (uint64_t)st.st_size;
+        if (*offset >= size)
+            break;
         uint64_t base = *offset - *offset % (uint64_t)page;
         size_t len = size - base < window ? (size_t)(size - base) : window;
         int flags = MAP_PRIVATE;
@@ -74,7 +81,10 @@ enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offs
             return io_error(err, "map", name, *offset);
         }
         size_t skip = (size_t)(*offset - base);
-        enum vf_err rc = vf_oom_scan_feed(s, map + skip, len - skip, err);
+        enum vf_err rc = VF_OK;
+        /* in pieces that stay in the cache between the scanner's passes over them */
+        for (size_t at = skip; at < len && !rc; at += FEED)
+            rc = vf_oom_scan_feed(s, map + at, len - at < FEED ? len - at : FEED, err);
         munmap(map, len);
         if (rc)
             return rc;
