@@ -826,6 +826,7 @@ static void test_window_edges(void **state)
     struct vf_arena *a = vf_arena_open(0);
     struct scan_out mem = scan(a, t, n, 0);
     struct scan_out map = scan_fd(a, fd, page, n);
+    struct scan_out reads = scan_fd(a, fd, 1, n); /* no window: read() from the offset */
     int pfd[2];
     assert_int_equal(pipe(pfd), 0); /* n < a pipe's 64 KiB buffer: written at once */
     assert_int_equal(write(pfd[1], t, n), (ssize_t)n);
@@ -837,9 +838,11 @@ static void test_window_edges(void **state)
     assert_u64(mem.n_total, 2);
     assert_u64(map.n_total, 2);
     assert_u64(piped.n_total, 2);
+    assert_u64(reads.n_total, 2);
     for (size_t i = 0; i < 2; i++) {
         same_event(&map.all[i], &mem.all[i]);
         same_event(&piped.all[i], &mem.all[i]);
+        same_event(&reads.all[i], &mem.all[i]);
     }
     /* the wrapped error: the figures of test_guide_error, all four lines read */
     assert_string_equal(mem.all[0].pattern, "pytorch-2.2");

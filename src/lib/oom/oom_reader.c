@@ -57,8 +57,14 @@ enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offs
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
     struct stat st;
     long page = sysconf(_SC_PAGESIZE);
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || page <= 0 || window < (size_t)page)
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode))
         return feed_reads(s, fd, offset, name, err);
+    if (page <= 0 || window < (size_t)page || !st.st_size) {
+        /* no window to map, or a file whose size says nothing (/proc): read from *offset */
+        if (lseek(fd, (off_t)*offset, SEEK_SET) < 0)
+            return io_error(err, "seek", name, *offset);
+        return feed_reads(s, fd, offset, name, err);
+    }
     window -= window % (size_t)page;
     uint64_t size = (uint64_t)st.st_size;
     while (*offset < size) {
