@@ -1203,6 +1203,13 @@ struct vf_oom_scan;
 enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err);
 enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
                              struct vf_error *err);
+/* Feeds fd from *offset to its end: a regular file through a window of VF_OOM_MAP_WINDOW
+ * bytes mapped at a time (unmapped before the next; the scanner reads the mapped bytes, no
+ * copy), anything else (pipe, stdin) through read(). *offset ends past the last byte read, so
+ * a caller that tails a growing file calls it again from there. name: for errors. */
+#define VF_OOM_MAP_WINDOW ((size_t)4 << 20)
+enum vf_err vf_oom_scan_fd(struct vf_oom_scan *s, int fd, uint64_t *offset, const char *name,
+                           struct vf_error *err);
 /* Ends the input; events[] (oldest first), their total count and the context. */
 enum vf_err vf_oom_scan_finish(struct vf_oom_scan *s, const struct vf_oom_event **events,
                                size_t *n_kept, uint64_t *n_total, const struct vf_oom_context **ctx,
@@ -1419,6 +1426,10 @@ enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, st
                               enum vf_err (*read)(void *ud, char *buf, size_t cap, size_t *got,
                                                   struct vf_error *err),
                               void *ud, struct vf_explain *out, struct vf_error *err);
+/* The same for a log read from fd (vf_oom_scan_fd: mapped when it is a file); name: for errors. */
+enum vf_err vf_answer_explain_fd(struct vf_arena *a, const struct vf_catalog *c,
+                                 struct vf_workload *w, int fd, const char *name,
+                                 struct vf_explain *out, struct vf_error *err);
 /* The same for a log already fed to scan (vf_oom_scan_open/feed in arena a, as a server does
  * while the body arrives): finishes the scan and explains. */
 enum vf_err vf_answer_explain_scanned(struct vf_arena *a, const struct vf_catalog *c,

@@ -1,31 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_explain.c - `vramfit explain [FILE|-] [--tool T] [--model M] [workload flags] [--json]`:
- * reads a log of any size in 1 MiB chunks through the library's streaming scanner (never
- * whole), then diagnoses the last out-of-memory error and prints the fixes.
- * Exit 0 explained, 3 none found, 1, 2.
+ * reads a log of any size through the library's streaming scanner (a file through a sliding
+ * mapped window, stdin or a pipe in reads; never whole), then diagnoses the last out-of-memory
+ * error and prints the fixes. Exit 0 explained, 3 none found, 1, 2.
  */
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
-
-struct source {
-    FILE *f;
-    const char *name;
-};
-
-static enum vf_err read_file(void *ud, char *buf, size_t cap, size_t *got, struct vf_error *err)
-{
-    struct source *s = ud;
-    *got = fread(buf, 1, cap, s->f);
-    if (!*got && ferror(s->f)) {
-        err->code = VF_EIO;
-        snprintf(err->msg, sizeof err->msg, "cannot read '%s': %s", s->name, strerror(errno));
-        return VF_EIO;
-    }
-    return VF_OK;
-}
+#include <unistd.h>
 
 int cmd_explain(int argc, char **argv)
 {
@@ -37,8 +22,8 @@ int cmd_explain(int argc, char **argv)
         return cli_print(cli_help_text("explain"));
     const char *path = o.positional;
     bool is_stdin = !path || !strcmp(path, "-");
-    struct source src = {is_stdin ? stdin : fopen(path, "rb"), is_stdin ? "-" : path};
-    if (!src.f) {
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
+    if (fd < 0) {
         cli_bad("cannot open '%s': %s", path, strerror(errno));
         return errno == ENOENT ? EXIT_USAGE : EXIT_ERR; /* a log that is not there: bad argument */
     }
@@ -49,7 +34,7 @@ int cmd_explain(int argc, char **argv)
     rc = EXIT_ERR;
     if (!cat || !a) {
         /* the error is printed */
-    } else if (vf_answer_explain(a, cat, &o.w, read_file, &src, &x, &err)) {
+    } else if (vf_answer_explain_fd(a, cat, &o.w, fd, is_stdin ? "-" : path, &x, &err)) {
         rc = cli_lib_error(&err);
     } else if (!x.n_events && !o.json && !(x.ctx && x.ctx->n_symptoms)) {
         fprintf(stderr,
@@ -66,7 +51,7 @@ int cmd_explain(int argc, char **argv)
             rc = EXIT_NO;
     }
     if (!is_stdin)
-        fclose(src.f);
+        close(fd);
     vf_arena_close(a);
     if (cat)
         vf_catalog_close(cat);

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct scan_out {
     const struct vf_oom_event *ev; /* last event or NULL */
@@ -749,6 +750,179 @@ static void test_benign(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Filler lines (a training log's) appended to t[*n] until *n reaches `to`. */
+static void fill_to(char *t, size_t *n, size_t to)
+{
+    for (unsigned step = 1; *n < to; step++) {
+        char line[64];
+        int k = snprintf(line, sizeof line, "step %u loss 1.%04u lr 2.0e-05\n", step, step % 9973);
+        size_t take = to - *n < (size_t)k ? to - *n : (size_t)k;
+        memcpy(t + *n, line, take);
+        *n += take;
+        if (take < (size_t)k) { /* a cut line is closed, so the next text starts a line */
+            t[*n - 1] = '\n';
+        }
+    }
+}
+
+/* The fields of two events that must agree. */
+static void same_event(const struct vf_oom_event *x, const struct vf_oom_event *y)
+{
+    assert_string_equal(x->pattern, y->pattern);
+    assert_u64(x->line, y->line);
+    assert_u64(x->requested_bytes, y->requested_bytes);
+    assert_u64(x->total_bytes, y->total_bytes);
+    assert_u64(x->free_bytes, y->free_bytes);
+    assert_u64(x->allocated_bytes, y->allocated_bytes);
+    assert_u64(x->reserved_bytes, y->reserved_bytes);
+    assert_u64(x->reserved_unallocated_bytes, y->reserved_unallocated_bytes);
+    assert_string_equal(x->text, y->text);
+}
+
+/* Scans fd with the windowed reader (window bytes; 0: through a pipe's reads). */
+static struct scan_out scan_fd(struct vf_arena *a, int fd, size_t window, uint64_t len)
+{
+    struct vf_oom_scan *s;
+    struct vf_error err = {0};
+    struct scan_out o = {0};
+    uint64_t off = 0;
+    assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
+    assert_int_equal(vf__oom_scan_fd_window(s, fd, &off, window, "t", &err), VF_OK);
+    assert_u64(off, len);
+    assert_int_equal(vf_oom_scan_finish(s, &o.all, &o.n_kept, &o.n_total, &o.ctx, &err), VF_OK);
+    return o;
+}
+
+/* The windowed file reader (issue 29): a mapped window one page long, the guide's wrapped
+ * error (four lines) across the first window edge, a one-line error across the second (its
+ * trigger cut in two by the edge); both read as from memory and as through a pipe. */
+static void test_window_edges(void **state)
+{
+    (void)state;
+    const uint64_t GiB = 1073741824, MiB = 1048576;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t wlen, n = 0;
+    char *wrapped = fixture("pytorch-wrapped.log", &wlen);
+    const char *one = "RuntimeError: CUDA out of memory. Tried to allocate 2.81 GiB (GPU 0; 23.69 "
+                      "GiB total capacity; 16.12 GiB already allocated; 374.94 MiB free; 19.00 "
+                      "GiB reserved in total by PyTorch)\n";
+    char *t = malloc(4 * page);
+    assert_non_null(t);
+    fill_to(t, &n, page - 40); /* "out of memory" of the first line straddles the edge */
+    memcpy(t + n, wrapped, wlen);
+    n += wlen;
+    fill_to(t, &n, 2 * page - 42); /* "Tried to allocate" straddles the second edge */
+    memcpy(t + n, one, strlen(one));
+    n += strlen(one);
+    fill_to(t, &n, 3 * page + 100);
+    const char *edge1 = t + page - 40 + 24, *edge2 = t + 2 * page - 42 + 34;
+    /* the edges cut the words: "out of me|mory", "Tried to|allocate" */
+    assert_memory_equal(edge1, "CUDA out of memory", 18);
+    assert_memory_equal(edge2, "Tried to allocate", 17);
+    assert_true(edge1 + 5 < t + page && edge1 + 18 > t + page);
+    assert_true(edge2 < t + 2 * page && edge2 + 17 > t + 2 * page);
+
+    char path[] = "/tmp/vramfit-t_oom-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, t, n), (ssize_t)n);
+    struct vf_arena *a = vf_arena_open(0);
+    struct scan_out mem = scan(a, t, n, 0);
+    struct scan_out map = scan_fd(a, fd, page, n);
+    struct scan_out reads = scan_fd(a, fd, 1, n); /* no window: read() from the offset */
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0); /* n < a pipe's 64 KiB buffer: written at once */
+    assert_int_equal(write(pfd[1], t, n), (ssize_t)n);
+    close(pfd[1]);
+    struct scan_out piped = scan_fd(a, pfd[0], page, n);
+    close(pfd[0]);
+    close(fd);
+    unlink(path);
+    assert_u64(mem.n_total, 2);
+    assert_u64(map.n_total, 2);
+    assert_u64(piped.n_total, 2);
+    assert_u64(reads.n_total, 2);
+    for (size_t i = 0; i < 2; i++) {
+        same_event(&map.all[i], &mem.all[i]);
+        same_event(&piped.all[i], &mem.all[i]);
+        same_event(&reads.all[i], &mem.all[i]);
+    }
+    /* the wrapped error: the figures of test_guide_error, all four lines read */
+    assert_string_equal(mem.all[0].pattern, "pytorch-2.2");
+    assert_u64(mem.all[0].requested_bytes, 2 * GiB);
+    assert_u64(mem.all[0].reserved_unallocated_bytes, (131 * GiB + 50) / 100);
+    /* the one-line error: 2.81 GiB requested, 374.94 MiB free (as printed, rounded) */
+    assert_u64(mem.all[1].requested_bytes, (281 * GiB + 50) / 100);
+    assert_u64(mem.all[1].free_bytes, (37494 * MiB + 50) / 100);
+    vf_arena_close(a);
+    free(t);
+}
+
+/* The leftmost start of any of pats in t[0..n), naively; n if none. */
+static size_t naive_find(const char *const *pats, size_t np, const char *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < np; k++)
+            if (strlen(pats[k]) <= n - i && !memcmp(t + i, pats[k], strlen(pats[k])))
+                return i;
+    return n;
+}
+
+/* The block search (oom_search.c) against a naive one on random texts made of the keys'
+ * pieces, keys cut at every place, with each of its paths (scalar, SSSE3, AVX2 where the CPU
+ * has them): the same leftmost start every time. */
+static void test_search(void **state)
+{
+    (void)state;
+    static const char *const pats[] = {"vllm",
+                                       "MiB |",
+                                       "Killed",
+                                       "ollama",
+                                       "Ollama",
+                                       "n_ctx",
+                                       "out of memory",
+                                       "Tried to allocate",
+                                       "--model ",
+                                       "max_model_len",
+                                       "RESOURCE_EXHAUSTED"};
+    const size_t np = sizeof pats / sizeof pats[0];
+    static struct vf__ms m;
+    uint8_t lens[sizeof pats / sizeof pats[0]];
+    for (size_t i = 0; i < np; i++)
+        lens[i] = (uint8_t)strlen(pats[i]);
+    assert_true(vf__ms_build(&m, pats, lens, np));
+    int best = m.simd;
+    static char t[40000];
+    unsigned seed = 12345, found = 0;
+    for (int round = 0; round < 300; round++) {
+        size_t n = 0, want = (size_t)(round * 131 % 39000) + 1;
+        while (n < want) {
+            seed = seed * 1103515245u + 12345u;
+            const char *p = pats[(seed >> 8) % np];
+            size_t l = strlen(p), cut = (seed >> 16) % (l + 1); /* a piece, sometimes whole */
+            if ((seed >> 4) % 50 == 0)
+                cut = l;
+            else if (cut == l)
+                cut = l - 1;
+            const char *src = (seed >> 20) & 1 ? p + l - cut : p; /* a head or a tail */
+            for (size_t k = 0; k < cut && n < want; k++)
+                t[n++] = src[k];
+            if (n < want)
+                t[n++] = (seed >> 24) & 1 ? ' ' : 'x';
+        }
+        size_t expect = naive_find(pats, np, t, n);
+        found += expect < n;
+        for (int simd = 0; simd <= best; simd++) {
+            m.simd = simd;
+            const char *got = vf__ms_find(&m, t, n);
+            assert_u64(got ? (size_t)(got - t) : n, expect);
+        }
+        m.simd = best;
+    }
+    printf("search: %u of 300 texts hold a key\n", found);
+    assert_true(found > 100 && found < 300); /* both kinds of text were tried */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -759,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_paste_shapes),    cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_counting),        cmocka_unit_test(test_not_events),
         cmocka_unit_test(test_guide_error),     cmocka_unit_test(test_benign),
+        cmocka_unit_test(test_window_edges),    cmocka_unit_test(test_search),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

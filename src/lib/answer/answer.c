@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 /* -------------------------------------------------------------------- cards */
@@ -381,6 +382,22 @@ enum vf_err vf_answer_explain(struct vf_arena *a, const struct vf_catalog *c, st
     while (!rc && !(rc = read(ud, buf, EXPLAIN_CHUNK, &got, err)) && got)
         rc = vf_oom_scan_feed(scan, buf, got, err);
     vf__free(buf);
+    if (rc)
+        return rc;
+    return vf_answer_explain_scanned(a, c, w, scan, out, err);
+}
+
+enum vf_err vf_answer_explain_fd(struct vf_arena *a, const struct vf_catalog *c,
+                                 struct vf_workload *w, int fd, const char *name,
+                                 struct vf_explain *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct vf_oom_scan *scan = NULL;
+    off_t at = lseek(fd, 0, SEEK_CUR); /* stdin may have been read from before */
+    uint64_t offset = at > 0 ? (uint64_t)at : 0;
+    enum vf_err rc = vf_oom_scan_open(a, &scan, err);
+    if (!rc)
+        rc = vf_oom_scan_fd(scan, fd, &offset, name, err);
     if (rc)
         return rc;
     return vf_answer_explain_scanned(a, c, w, scan, out, err);

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 /* Row flags. */
 #define VF__OOM_WEAK      1u /* a generic line: a stronger row merged into it takes its name */
 #define VF__OOM_MB_BINARY 2u /* "GB"/"MB"/"KB" labels are binary (PyTorch MPS format_size) */
@@ -45,8 +47,20 @@ extern const size_t vf__oom_n_rows;
 
 /* --- helpers the row parsers use (oom_parse.c) --- */
 
-/* First occurrence of needle in line[0..len), or NULL. */
-const char *vf__oom_find(const char *line, size_t len, const char *needle);
+/* First occurrence of needle in line[0..len), or NULL. The lines a row reads are short (a few
+ * hundred bytes): memchr on the needle's first byte and a compare beat memmem's set-up there;
+ * inline, so a literal needle's length is known at compile time. */
+static inline const char *vf__oom_find(const char *line, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n < 2 || n > len)
+        return n > len ? NULL : n ? memchr(line, needle[0], len) : line;
+    const char *end = line + len - n + 1;
+    for (const char *p = line; (p = memchr(p, needle[0], (size_t)(end - p))) != NULL; p++)
+        if (p[1] == needle[1] && !memcmp(p + 2, needle + 2, n - 2))
+            return p;
+    return NULL;
+}
 /* The byte count written at p ("2.00 GiB", "1.02GiB", "151851674624", "8.89 GB" with
  * VF__OOM_MB_BINARY); *endp gets the byte after it. VF_UNKNOWN when absent or overflowing. */
 uint64_t vf__oom_bytes_at(const char *p, const char *end, unsigned flags, const char **endp);
@@ -56,6 +70,50 @@ uint64_t vf__oom_bytes_after(const char *line, size_t len, const char *key, unsi
 uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key);
 /* A decimal integer at p; VF_UNKNOWN if none or over UINT64_MAX - 1. */
 uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
+
+/* --- the multi-substring search (oom_search.c) --- */
+
+#define VF__MS_MAX  192 /* keys */
+#define VF__MS_LONG 8   /* keys this long are found by sampling, shorter ones by nibble class */
+struct vf__ms_ent {
+    uint32_t gram; /* 4 bytes of a key */
+    uint16_t pat;  /* the key */
+    uint16_t next; /* 1-based, in the same hash chain */
+    uint8_t off;   /* where the 4 bytes stand in it */
+};
+struct vf__ms {
+    const char *pat[VF__MS_MAX];
+    uint8_t len[VF__MS_MAX];
+    size_t n;
+    uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
+    uint16_t head[1u << 16];        /* their chains in ent (1-based) */
+    struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
+    size_t n_ent;
+    uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
+    uint8_t shorts[32], short_bucket[VF__MS_MAX];
+    size_t n_short;
+    unsigned char first[16]; /* the first letter (case folded) of each bucket */
+    unsigned n_first;
+    int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
+};
+/* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
+ * False when they do not fit its tables. */
+bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n);
+/* Start of the leftmost key occurrence that lies wholly in text[0..n), or NULL. */
+const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
+/* How many bytes of p[0..n) are c. */
+size_t vf__ms_count(const char *p, size_t n, char c);
+/* The first occurrence of the 3 bytes k[0..3) in p[0..n), or NULL. */
+const char *vf__ms_find3(const char *p, size_t n, const char *k);
+/* The first byte of p[0..n) that is a or b, or NULL. */
+const char *vf__ms_find2(const char *p, size_t n, char a, char b);
+
+/* --- reading a file descriptor (oom_reader.c) --- */
+
+/* vf_oom_scan_fd with a window of `window` bytes (rounded down to pages; the tests use small
+ * ones to put messages across window edges). */
+enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offset, size_t window,
+                                   const char *name, struct vf_error *err);
 
 /* --- input normalisation (oom_input.c) --- */
 

@@ -9,6 +9,9 @@
 #include "oom.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define ESC 0x1b
 #define BEL 0x07
@@ -19,12 +22,13 @@ enum { N_TEXT, N_ESC, N_CSI, N_OSC, N_OSC_ESC };
 
 bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len)
 {
-    if (st->state != N_TEXT || st->after_cr || memchr(buf, ESC, len))
+    if (st->state != N_TEXT || st->after_cr)
         return true;
-    /* a CR right before its LF is left to the line reader (it drops one) */
+    /* one pass for both bytes; a CR right before its LF is left to the line reader (it drops
+     * one) */
     const char *end = buf + len;
-    for (const char *p = buf; (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
-        if (p + 1 >= end || p[1] != '\n')
+    for (const char *p = buf; (p = vf__ms_find2(p, (size_t)(end - p), ESC, '\r')) != NULL; p++)
+        if (*p == ESC || p + 1 >= end || p[1] != '\n')
             return true;
     return false;
 }
@@ -50,10 +54,38 @@ static int seq_byte(struct vf__oom_norm *st, unsigned char c)
     }
 }
 
+/* Copies the plain text in[i..) to out + *o up to the next byte that normalisation changes (an
+ * escape byte or a CR), 16 bytes at a time where SSE2 is there; returns where it stopped. */
+static size_t copy_plain(const char *in, size_t n, size_t i, char *out, size_t *o)
+{
+#if defined(__SSE2__)
+    const __m128i esc = _mm_set1_epi8(ESC), cr = _mm_set1_epi8('\r');
+    while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(in + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, esc), _mm_cmpeq_epi8(v, cr)));
+        size_t k = m ? (size_t)__builtin_ctz(m) : 16;
+        _mm_storeu_si128((__m128i *)(out + *o), v); /* out has room: it is at least n long */
+        *o += k;
+        i += k;
+        if (m)
+            return i;
+    }
+#endif
+    for (; i < n && in[i] != ESC && in[i] != '\r'; i++)
+        out[(*o)++] = in[i];
+    return i;
+}
+
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
+        if (st->state == N_TEXT && !st->after_cr) {
+            i = copy_plain(in, n, i, out, &o); /* plain text: copied as one run */
+            if (i == n)
+                break;
+        }
         unsigned char c = (unsigned char)in[i];
         bool after_cr = st->after_cr;
         st->after_cr = false;

@@ -201,9 +201,10 @@ struct prefilter {
     uint8_t plen[MAX_PATS];
     uint32_t pre[MAX_PATS]; /* the first 4 bytes of each pattern, a cheap first check */
     size_t n_pats;
-    struct wm all_wm, lng_wm;
-    const struct wm *all, *lng; /* &all_wm, &lng_wm */
-    int row_pat[64];            /* prefilter pattern of each row's trig[0] */
+    struct wm all_wm;
+    const struct wm *all; /* &all_wm */
+    struct vf__ms lng;    /* the patterns of LONG_MIN bytes or more, over whole blocks */
+    int row_pat[64];      /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
     /* anchors: words that may open a wrapped message (K_ANCHOR keys, and each half of a
      * row's trigger, so that one half stays whole wherever a wrap breaks it) */
@@ -262,11 +263,6 @@ struct vf_oom_scan {
 };
 
 /* ------------------------------------------------------------ small helpers */
-
-const char *vf__oom_find(const char *line, size_t len, const char *needle)
-{
-    return memmem(line, len, needle, strlen(needle));
-}
 
 uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp)
 {
@@ -361,6 +357,11 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t n)
     size_t o = 0;
     while (p < e && o + 5 < cap) {
         unsigned c = *p;
+        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message */
+            dst[o++] = (char)c;
+            p++;
+            continue;
+        }
         size_t k = c < 0x80             ? 1
                    : (c & 0xe0) == 0xc0 ? 2
                    : (c & 0xf0) == 0xe0 ? 3
@@ -475,67 +476,10 @@ static bool filter(const struct vf_oom_scan *scan, const char *text, size_t n,
     return any;
 }
 
-/* One Wu-Manber probe of the `lng` set at window end *ip in t[0..n): the start of a
- * pattern that ends in t[0..n) found there, else SIZE_MAX; *ip moves to the next window. */
-static inline size_t probe(const struct prefilter *s, const unsigned char *t, size_t n, size_t *ip)
-{
-    const struct wm *w = s->lng;
-    size_t i = *ip;
-    unsigned h = WM_HASH(t[i - 1], t[i]);
-    unsigned sh = w->shift[h];
-    if (sh) {
-        *ip = i + sh;
-        return SIZE_MAX;
-    }
-    *ip = i + 1;
-    size_t start = i - (w->m - 1);
-    for (unsigned k = w->head[h]; k; k = w->next[k - 1]) {
-        size_t l = s->plen[k - 1];
-        uint32_t pre;
-        if (l < w->min || start + l > n)
-            continue;
-        memcpy(&pre, t + start, 4);
-        if (pre == s->pre[k - 1] && !memcmp(t + start + 4, s->pats[k - 1] + 4, l - 4))
-            return start;
-    }
-    return SIZE_MAX;
-}
-
-/*
- * Start of the leftmost pattern of the `lng` set in text[0..n), or NULL. Two probes run in
- * step, one from the start and one from the middle, so their load chains overlap: the first
- * half's probe owns the matches starting before the middle (its text runs on 255 bytes, the
- * longest pattern), the second half's the rest.
- */
+/* Start of the leftmost pattern of the `lng` set (oom_search.c) in text[0..n), or NULL. */
 static const char *find_long(const struct vf_oom_scan *scan, const char *text, size_t n)
 {
-    const struct prefilter *s = scan->pf;
-    const unsigned char *t = (const unsigned char *)text;
-    size_t m = s->lng->m, x;
-    size_t h = n >= 4096 ? n / 2 : n;
-    size_t na = h + 255 < n ? h + 255 : n;
-    size_t ia = m - 1, ib = h + m - 1, hb = SIZE_MAX;
-    while (ia < na && ib < n) {
-        if ((x = probe(s, t, na, &ia)) != SIZE_MAX) {
-            if (x < h)
-                return text + x;
-            na = 0; /* the second half finds it too */
-        }
-        if ((hb = probe(s, t, n, &ib)) != SIZE_MAX)
-            break;
-    }
-    while (ia < na)
-        if ((x = probe(s, t, na, &ia)) != SIZE_MAX) {
-            if (x < h)
-                return text + x;
-            break;
-        }
-    if (hb != SIZE_MAX)
-        return text + hb;
-    while (ib < n)
-        if ((x = probe(s, t, n, &ib)) != SIZE_MAX)
-            return text + x;
-    return NULL;
+    return vf__ms_find(&scan->pf->lng, text, n);
 }
 
 static bool bit(const uint64_t mask[MASK_WORDS], int k)
@@ -607,11 +551,20 @@ static void prefilter_fail(const char *msg)
     snprintf(prefilter.msg, sizeof prefilter.msg, "oom scan: %s", msg);
 }
 
+/* Whether prefilter pattern i is a tool hint's key (all are searched over whole blocks: the
+ * lines that hold one are read one by one). */
+static bool hint_pat(const struct prefilter *s, size_t i)
+{
+    for (size_t k = 0; k < N_CTX_KEYS; k++)
+        if (ctx_keys[k].kind == K_HINT && s->key_pat[k] == (int)i)
+            return true;
+    return false;
+}
+
 static void prefilter_build(void)
 {
     struct prefilter *s = &prefilter;
     s->all = &s->all_wm;
-    s->lng = &s->lng_wm;
     if (vf__oom_n_rows > sizeof s->row_pat / sizeof s->row_pat[0])
         return prefilter_fail("too many pattern rows");
     for (size_t i = 0; i < vf__oom_n_rows; i++)
@@ -632,7 +585,14 @@ static void prefilter_build(void)
             return prefilter_fail("bad context key");
     }
     build_wm(s, &s->all_wm, 0);
-    build_wm(s, &s->lng_wm, LONG_MIN);
+    const char *lp[MAX_PATS];
+    uint8_t ll[MAX_PATS];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_pats; i++)
+        if (s->plen[i] >= LONG_MIN || hint_pat(s, i))
+            lp[n] = s->pats[i], ll[n++] = s->plen[i];
+    if (!vf__ms_build(&s->lng, lp, ll, n))
+        return prefilter_fail("prefilter table full (search)");
 }
 
 enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struct vf_error *err)
@@ -1183,6 +1143,32 @@ static const struct vf__oom_row *find_row(const struct vf_oom_scan *s, const cha
     return NULL;
 }
 
+/* Whether the first occurrence of a code word (raise, return, if (, //, ...) in line[0..n)
+ * opens the line or follows a space, tab or '(' - one pass over the line for all of them. */
+static bool code_word(const char *line, size_t n)
+{
+    static const char *const words[] = {"raise ",  "return ", "case ",   "if (", "if(", "elif ",
+                                        "except ", "assert ", "#define", "//",   "/*",  "throw "};
+    static const uint8_t lens[] = {6, 7, 5, 4, 3, 5, 7, 7, 7, 2, 2, 6};
+    unsigned seen = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        char c = line[i];
+        if (c != 'r' && c != 'c' && c != 'i' && c != 'e' && c != 'a' && c != '#' && c != '/' &&
+            c != 't')
+            continue;
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+            size_t l = lens[w];
+            if ((seen >> w & 1) || words[w][0] != c || words[w][1] != line[i + 1] || l > n - i ||
+                memcmp(line + i, words[w], l))
+                continue;
+            seen |= 1u << w; /* only a word's first occurrence counts */
+            if (!i || line[i - 1] == ' ' || line[i - 1] == '\t' || line[i - 1] == '(')
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Whether the text at t is quoted in code, not printed by a failure: a comment, a
  * raise/return/case/if statement, a Markdown code span, or a string literal opening right
  * before it in a line of code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted
@@ -1196,13 +1182,8 @@ static bool in_code(const char *from, const char *phys, const char *t, const cha
     if (phys > from + 1 && (t[-1] == '"' || t[-1] == '\'') && t - 1 == phys &&
         (phys[-2] == '(' || phys[-2] == ','))
         return true;
-    static const char *const words[] = {"raise ",  "return ", "case ",   "if (", "if(", "elif ",
-                                        "except ", "assert ", "#define", "//",   "/*",  "throw "};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        const char *w = vf__oom_find(line, n, words[i]);
-        if (w && (w == line || w[-1] == ' ' || w[-1] == '\t' || w[-1] == '('))
-            return true;
-    }
+    if (code_word(line, n))
+        return true;
     size_t i = 0;
     while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '*'))
         i++;
@@ -1475,6 +1456,8 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
         if (record_start(ps, line))
             break;
     }
+    if (!k)
+        return 0;
     size_t n = 0;
     s->join_at[0] = 0;
     s->n_at = 1;
@@ -1684,7 +1667,7 @@ static void pend_end(struct vf_oom_scan *s)
 /*
  * Whole chunks of complete lines are scanned with the long-key prefilter (`lng`); only the
  * lines it hits, and the HINT_AFTER lines after an event, go through do_line. The lines in
- * between can hold only short keys (steps, "vllm" hints), whose effects resolve() applies
+ * between can hold only the short step keys ("step", "Step"), whose effects resolve() applies
  * for a run of such lines at once, exactly as do_line would have line by line.
  */
 
@@ -1724,31 +1707,13 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
     return any;
 }
 
-/* Whether key occurs in [a, z) (whole lines) inside the part of a line do_line reads. */
-static bool region_has(const char *a, const char *z, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *q = a; (size_t)(z - q) >= n;) {
-        const char *x = memchr(q, key[0], (size_t)(z - q) - n + 1);
-        if (!x)
-            return false;
-        if (!memcmp(x, key, n) && (size_t)(x + n - line_start(a, x)) <= VF_OOM_MAX_LINE)
-            return true;
-        q = x + 1;
-    }
-    return false;
-}
-
 static uint64_t count_lines(const char *a, const char *z)
 {
-    uint64_t n = 0;
-    for (const char *q = a; (q = memchr(q, '\n', (size_t)(z - q))) != NULL; q++)
-        n++;
-    return n;
+    return vf__ms_count(a, (size_t)(z - a), '\n');
 }
 
-/* Applies the whole lines [a, z), none holding a long key and none in an event's hint
- * window, as do_line would: line count, steps (first, last, current), strongest hint. */
+/* Applies the whole lines [a, z), none holding a long key or a hint and none in an event's
+ * hint window, as do_line would: line count, steps (first, last, current). */
 static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
 {
     if (a >= z)
@@ -1758,7 +1723,7 @@ static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
     /* every K_STEP key holds "tep" (checked at open) */
     if (s->ctx.first_step == VF_UNKNOWN) {
         for (const char *q = a; q < z;) {
-            const char *t = memmem(q, (size_t)(z - q), "tep", 3);
+            const char *t = vf__ms_find3(q, (size_t)(z - q), "tep");
             if (!t)
                 break;
             const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
@@ -1785,12 +1750,6 @@ static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
             }
             q = ls;
         }
-    }
-    for (size_t i = 0; i < N_CTX_KEYS; i++) {
-        const struct ctx_key *k = &ctx_keys[i];
-        if (k->kind == K_HINT && strlen(k->key) < LONG_MIN &&
-            hint_strength(k->arg) > hint_strength(s->hint) && region_has(a, z, k->key))
-            s->hint = k->arg;
     }
 }
 

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * oom_search.c - the scanner's multi-substring search (issue 29): where the first of a set of
+ * literal keys (pattern triggers, anchors, context keys; 4 to 255 bytes) starts in a block of
+ * text, at a few bytes' cost per byte so that ordinary log lines are skipped at memory speed.
+ *
+ * Two searches share the work, each owning the keys of one length:
+ *  - long keys (VF__MS_LONG bytes or more): the 4 bytes at every STRIDE-th offset of the text
+ *    are looked up in a bitmap of the 4-byte pieces each key holds at its offsets 0..STRIDE-1.
+ *    A key occurrence starting at s holds the sample at the first grid offset >= s (at most
+ *    STRIDE - 1 bytes in, and its 4 bytes still inside the key), so no occurrence is missed;
+ *    a sample in the bitmap is checked against the keys that hold it there.
+ *  - short keys (4 to VF__MS_LONG - 1 bytes, a handful): a Teddy-style search: the first 3
+ *    bytes of each position are classified by their nibbles into 8 buckets with byte-shuffle
+ *    tables (AVX2 over 32 bytes or SSSE3 over 16, chosen at run time with
+ *    __builtin_cpu_supports; a scalar loop elsewhere); positions in a bucket are compared.
+ * Built once from the key list, so a new key costs a few table bits, not a pass per key.
+ */
+#include "oom.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#endif
+
+#define STRIDE       (VF__MS_LONG - 3)
+#define PIECE        ((size_t)16 << 10) /* both searches run over a piece before the next */
+#define GRAM_BITS    16
+#define GRAM_HASH(g) ((uint32_t)((g)*0x9E3779B1u) >> (32 - GRAM_BITS))
+
+static uint32_t load32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
+{
+    if (m->n_ent >= sizeof m->ent / sizeof m->ent[0])
+        return;
+    uint32_t h = GRAM_HASH(g);
+    struct vf__ms_ent *e = &m->ent[m->n_ent];
+    e->gram = g;
+    e->pat = (uint16_t)pat;
+    e->off = (uint8_t)off;
+    e->next = m->head[h];
+    m->head[h] = (uint16_t)++m->n_ent;
+    m->bits[h >> 6] |= (uint64_t)1 << (h & 63);
+}
+
+/* The bucket of a short key: one per first letter (case folded), 8 at most. */
+static unsigned short_bucket(struct vf__ms *m, unsigned char c)
+{
+    c |= 0x20;
+    for (unsigned b = 0; b < m->n_first; b++)
+        if (m->first[b] == c)
+            return b % 8;
+    if (m->n_first < sizeof m->first)
+        m->first[m->n_first++] = c;
+    return (m->n_first - 1) % 8;
+}
+
+bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n)
+{
+    memset(m, 0, sizeof *m);
+    if (n > VF__MS_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = (const unsigned char *)pats[i];
+        m->pat[i] = pats[i];
+        m->len[i] = lens[i];
+        if (lens[i] >= VF__MS_LONG) {
+            for (size_t k = 0; k < STRIDE; k++)
+                add_gram(m, load32(p + k), i, k);
+            continue;
+        }
+        if (lens[i] < 3 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
+            return false;
+        unsigned b = short_bucket(m, p[0]);
+        m->shorts[m->n_short++] = (uint8_t)i;
+        m->short_bucket[i] = (uint8_t)(1u << b);
+        for (int k = 0; k < 3; k++) {
+            m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
+            m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
+        }
+    }
+    m->n = n;
+#ifdef HAVE_X86
+    m->simd = __builtin_cpu_supports("avx2") ? 2 : __builtin_cpu_supports("ssse3") ? 1 : 0;
+#endif
+    return m->n_ent < sizeof m->ent / sizeof m->ent[0];
+}
+
+/* Whether short key i (its bucket among `buckets`) starts at t + s in t[0..n). */
+static bool short_at(const struct vf__ms *m, const unsigned char *t, size_t n, size_t s,
+                     unsigned buckets)
+{
+    for (size_t j = 0; j < m->n_short; j++) {
+        size_t i = m->shorts[j];
+        if ((m->short_bucket[i] & buckets) && s + m->len[i] <= n &&
+            !memcmp(t + s, m->pat[i], m->len[i]))
+            return true;
+    }
+    return false;
+}
+
+/* The buckets the 3 bytes at p may start (scalar). */
+static unsigned classify(const struct vf__ms *m, const unsigned char *p)
+{
+    unsigned r = 0xff;
+    for (int k = 0; k < 3; k++)
+        r &= (unsigned)(m->lo[k][p[k] & 15] & m->hi[k][p[k] >> 4]);
+    return r;
+}
+
+/* The first short key starting in [a, b) of t[0..n) scalar from a; SIZE_MAX if none. */
+static size_t short_scalar(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a,
+                           size_t b)
+{
+    for (size_t s = a; s < b && s + 3 <= n; s++) {
+        unsigned r = classify(m, t + s);
+        if (r && short_at(m, t, n, s, r))
+            return s;
+    }
+    return SIZE_MAX;
+}
+
+/* The candidates of a SIMD block (bit j: position base + j, its buckets in r[j]). */
+static size_t short_verify(const struct vf__ms *m, const unsigned char *t, size_t n, size_t base,
+                           uint32_t bits, const uint8_t *r)
+{
+    while (bits) {
+        unsigned j = (unsigned)__builtin_ctz(bits);
+        bits &= bits - 1;
+        if (short_at(m, t, n, base + j, r[j]))
+            return base + j;
+    }
+    return SIZE_MAX;
+}
+
+#ifdef HAVE_X86
+__attribute__((target("avx2"))) static size_t
+short_avx2(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a, size_t b)
+{
+    __m256i lo[3], hi[3], nib = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
+    for (int k = 0; k < 3; k++) {
+        lo[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[k]));
+        hi[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[k]));
+    }
+    size_t s = a;
+    for (; s < b && s + 34 <= n; s += 32) {
+        __m256i r = _mm256_set1_epi8(-1);
+        for (int k = 0; k < 3; k++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(t + s + k));
+            __m256i l = _mm256_shuffle_epi8(lo[k], _mm256_and_si256(v, nib));
+            __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+            r = _mm256_and_si256(r, _mm256_and_si256(l, h));
+        }
+        uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
+        if (b - s < 32)
+            bits &= ((uint32_t)1 << (b - s)) - 1;
+        if (bits) {
+            uint8_t rb[32];
+            _mm256_storeu_si256((__m256i *)rb, r);
+            size_t x = short_verify(m, t, n, s, bits, rb);
+            if (x != SIZE_MAX)
+                return x;
+        }
+    }
+    return s < b ? short_scalar(m, t, n, s, b) : SIZE_MAX;
+}
+
+__attribute__((target("ssse3"))) static size_t
+short_ssse3(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a, size_t b)
+{
+    __m128i lo[3], hi[3], nib = _mm_set1_epi8(15), zero = _mm_setzero_si128();
+    for (int k = 0; k < 3; k++) {
+        lo[k] = _mm_loadu_si128((const __m128i *)m->lo[k]);
+        hi[k] = _mm_loadu_si128((const __m128i *)m->hi[k]);
+    }
+    size_t s = a;
+    for (; s < b && s + 18 <= n; s += 16) {
+        __m128i r = _mm_set1_epi8(-1);
+        for (int k = 0; k < 3; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(t + s + k));
+            __m128i l = _mm_shuffle_epi8(lo[k], _mm_and_si128(v, nib));
+            __m128i h = _mm_shuffle_epi8(hi[k], _mm_and_si128(_mm_srli_epi16(v, 4), nib));
+            r = _mm_and_si128(r, _mm_and_si128(l, h));
+        }
+        uint32_t bits = ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(r, zero)) & 0xffff;
+        if (b - s < 16)
+            bits &= ((uint32_t)1 << (b - s)) - 1;
+        if (bits) {
+            uint8_t rb[16];
+            _mm_storeu_si128((__m128i *)rb, r);
+            size_t x = short_verify(m, t, n, s, bits, rb);
+            if (x != SIZE_MAX)
+                return x;
+        }
+    }
+    return s < b ? short_scalar(m, t, n, s, b) : SIZE_MAX;
+}
+#endif
+
+/* The first short key starting in [a, b). */
+static size_t find_short(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a,
+                         size_t b)
+{
+    if (!m->n_short)
+        return SIZE_MAX;
+#ifdef HAVE_X86
+    if (m->simd == 2)
+        return short_avx2(m, t, n, a, b);
+    if (m->simd == 1)
+        return short_ssse3(m, t, n, a, b);
+#endif
+    return short_scalar(m, t, n, a, b);
+}
+
+/* The leftmost long key that holds the sample at j, starting in [a, b); SIZE_MAX if none. */
+static size_t long_verify(const struct vf__ms *m, const unsigned char *t, size_t n, size_t j,
+                          size_t a, size_t b)
+{
+    uint32_t g = load32(t + j);
+    size_t best = SIZE_MAX;
+    for (unsigned e = m->head[GRAM_HASH(g)]; e; e = m->ent[e - 1].next) {
+        const struct vf__ms_ent *x = &m->ent[e - 1];
+        if (x->gram != g || j < x->off)
+            continue;
+        size_t s = j - x->off, l = m->len[x->pat];
+        if (s >= a && s < b && s < best && s + l <= n && !memcmp(t + s, m->pat[x->pat], l))
+            best = s;
+    }
+    return best;
+}
+
+static bool sampled(const struct vf__ms *m, const unsigned char *t, size_t j)
+{
+    uint32_t h = GRAM_HASH(load32(t + j));
+    return m->bits[h >> 6] >> (h & 63) & 1;
+}
+
+/* The first long key starting in [a, b) of t[0..n). */
+static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a,
+                             size_t b)
+{
+    if (n < 4)
+        return SIZE_MAX;
+    size_t end = b + STRIDE - 1 < n - 3 ? b + STRIDE - 1 : n - 3; /* samples j < end */
+    size_t j = a;
+    for (; j + 3 * STRIDE < end; j += 4 * STRIDE) {
+        if (!(sampled(m, t, j) | sampled(m, t, j + STRIDE) | sampled(m, t, j + 2 * STRIDE) |
+              sampled(m, t, j + 3 * STRIDE)))
+            continue;
+        for (size_t k = 0; k < 4; k++) {
+            size_t x = sampled(m, t, j + k * STRIDE) ? long_verify(m, t, n, j + k * STRIDE, a, b)
+                                                     : SIZE_MAX;
+            if (x != SIZE_MAX)
+                return x;
+        }
+    }
+    for (; j < end; j += STRIDE) {
+        size_t x = sampled(m, t, j) ? long_verify(m, t, n, j, a, b) : SIZE_MAX;
+        if (x != SIZE_MAX)
+            return x;
+    }
+    return SIZE_MAX;
+}
+
+const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    for (size_t a = 0; a < n; a += PIECE) {
+        size_t b = n - a > PIECE ? a + PIECE : n;
+        size_t x = find_long_keys(m, t, n, a, b);
+        size_t y = find_short(m, t, n, a, x != SIZE_MAX ? x : b);
+        if (y != SIZE_MAX)
+            return text + y;
+        if (x != SIZE_MAX)
+            return text + x;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------ byte scans (SSE2) */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+size_t vf__ms_count(const char *p, size_t n, char c)
+{
+    size_t i = 0, total = 0;
+#if defined(__SSE2__)
+    __m128i k = _mm_set1_epi8(c), zero = _mm_setzero_si128();
+    while (n - i >= 16) {
+        /* each lane counts down by one per match (-1 bytes), at most 255 rounds */
+        __m128i acc = zero;
+        for (int r = 0; r < 255 && n - i >= 16; r++, i += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), k));
+        __m128i sums = _mm_sad_epu8(acc, zero); /* two 64-bit sums of 8 lanes */
+        total +=
+            (size_t)_mm_cvtsi128_si64(sums) + (size_t)_mm_cvtsi128_si64(_mm_srli_si128(sums, 8));
+    }
+#endif
+    for (; i < n; i++)
+        total += p[i] == c;
+    return total;
+}
+
+#ifdef HAVE_X86
+__attribute__((target("avx2"))) static size_t find2_avx2(const char *p, size_t n, char a, char b)
+{
+    __m256i ka = _mm256_set1_epi8(a), kb = _mm256_set1_epi8(b);
+    size_t i = 0;
+    for (; n - i >= 64; i += 64) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i w = _mm256_loadu_si256((const __m256i *)(p + i + 32));
+        __m256i x = _mm256_or_si256(_mm256_cmpeq_epi8(v, ka), _mm256_cmpeq_epi8(v, kb));
+        __m256i y = _mm256_or_si256(_mm256_cmpeq_epi8(w, ka), _mm256_cmpeq_epi8(w, kb));
+        if (!_mm256_testz_si256(_mm256_or_si256(x, y), _mm256_or_si256(x, y)))
+            break; /* the 16-byte loop finds where */
+    }
+    return i;
+}
+#endif
+
+const char *vf__ms_find2(const char *p, size_t n, char a, char b)
+{
+    size_t i = 0;
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2"))
+        i = find2_avx2(p, n, a, b);
+#endif
+#if defined(__SSE2__)
+    __m128i ka = _mm_set1_epi8(a), kb = _mm_set1_epi8(b);
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned bits =
+            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, ka), _mm_cmpeq_epi8(v, kb)));
+        if (bits)
+            return p + i + __builtin_ctz(bits);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == a || p[i] == b)
+            return p + i;
+    return NULL;
+}
+
+const char *vf__ms_find3(const char *p, size_t n, const char *k)
+{
+    size_t i = 0;
+    if (n < 3)
+        return NULL;
+#if defined(__SSE2__)
+    __m128i k0 = _mm_set1_epi8(k[0]), k1 = _mm_set1_epi8(k[1]), k2 = _mm_set1_epi8(k[2]);
+    for (; n - i >= 18; i += 16) {
+        __m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), k0);
+        __m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 1)), k1);
+        __m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i + 2)), k2);
+        unsigned bits = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_and_si128(e0, e1), e2));
+        if (bits)
+            return p + i + __builtin_ctz(bits);
+    }
+#endif
+    for (; i + 3 <= n; i++)
+        if (p[i] == k[0] && p[i + 1] == k[1] && p[i + 2] == k[2])
+            return p + i;
+    return NULL;
+}
