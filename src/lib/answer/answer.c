@@ -171,20 +171,27 @@ static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
     return VF_OK;
 }
 
-/* The card's speed for an LLM (F-SPD-01..05); unknown for cards not in the catalog. */
-static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
+/* The card's speed for an LLM (F-SPD-01..05), and for images, video, training and layers in
+ * host memory (issue 24, F-SPD-10..17) with the fix-or-bigger-card choice; unknown for cards
+ * not in the catalog. */
+static void fit_speed(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
                       const struct vf_estimate *e, const struct vf_workload *w, struct vf_fit *f)
 {
     memset(&f->speed, 0, sizeof f->speed);
-    f->speed.why = "not a catalog card";
-    if (e->task != VF_TASK_INFER || !c || !f->gpu)
+    memset(&f->job, 0, sizeof f->job);
+    memset(&f->choice, 0, sizeof f->choice);
+    f->speed.why = f->job.why = "not a catalog card";
+    const struct vf_gpu_spec *g = NULL;
+    for (size_t i = 0; c && f->gpu && i < c->n_gpus && !g; i++)
+        if (!strcmp(c->gpus[i].id, f->gpu))
+            g = &c->gpus[i];
+    if (!g)
         return;
-    for (size_t i = 0; i < c->n_gpus; i++)
-        if (!strcmp(c->gpus[i].id, f->gpu)) {
-            vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
-                         e->ctx_tokens, &c->gpus[i], f);
-            return;
-        }
+    if (e->task == VF_TASK_INFER)
+        vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                     e->ctx_tokens, g, f);
+    vf__job_speed(c, g, m, e, w, f);
+    vf__speed_choice(a, c, m, w, g, f);
 }
 
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
@@ -212,7 +219,7 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
                                      out->card.count, &out->fit, err)))
         return rc;
     if (out->has_fit)
-        fit_speed(c, &out->model, &out->est, w, &out->fit);
+        fit_speed(a, c, &out->model, &out->est, w, &out->fit);
     out->yes = !out->has_fit || out->fit.fits;
     return VF_OK;
 }
