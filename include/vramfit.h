@@ -951,8 +951,10 @@ struct vf_fit {
     uint32_t max_frames;            /* video: the most frames at the asked size (0: n/a) */
     const char *why_not;            /* when the engine cannot split over count cards */
     struct vf_speed speed;          /* LLM inference on a catalog card (F-SPD); known or not */
-    struct vf_job_speed job;        /* issue 24: image, video, training, LLM offload */
-    struct vf_speed_choice choice;  /* issue 24: when it does not fit, offload or bigger */
+    /* issue 24 (estimate only, NULL elsewhere): image, video, training or LLM offload speed,
+     * and when it does not fit, offload here or a bigger card */
+    const struct vf_job_speed *job;
+    const struct vf_speed_choice *choice;
 };
 
 /*

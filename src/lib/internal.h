@@ -349,9 +349,9 @@ void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const c
  * 24 B of TLP header and framing (PCIe base spec; the line encoding is in the lane rate). */
 #define VF_PCIE_TLP 0.91
 /* F-SPD-14: the range of a job's seconds, from the leave-one-GPU-out error quantiles of
- * bench/accuracy-speed-kinds.py (10 % and 90 %, all kinds together). */
-#define VF_SPEED_RANGE_LO 0.6
-#define VF_SPEED_RANGE_HI 1.6
+ * bench/accuracy-speed-kinds.py (10 % and 90 %, all kinds together: -29 % and +50 %). */
+#define VF_SPEED_RANGE_LO 0.7
+#define VF_SPEED_RANGE_HI 1.5
 /* GB/s of the card's PCIe slot (solve/speed.c). */
 double vf__pcie_gbps(const struct vf_gpu_spec *g);
 /* Effective host memory GB/s for offload (solve/speed_offload.c, F-SPD-17). */
@@ -369,17 +369,25 @@ void vf__speed_diffusion(const struct vf_gpu_spec *g, const struct vf_model *m,
 void vf__speed_train(const struct vf_gpu_spec *g, const struct vf_model *m,
                      const struct vf_estimate *e, const struct vf_workload *w, uint32_t n,
                      struct vf_job_speed *out);
-/* f->job for e on f->count cards of g (image, video, training, LLM layers in host memory),
- * priced from c's EUR offers when c is given. */
+/* *out for e on n cards of g (image, video, training; an LLM's layers in host memory, which
+ * also scales *sp when given), priced from c's EUR offers when c is given. */
 void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
                    const struct vf_model *m, const struct vf_estimate *e,
-                   const struct vf_workload *w, struct vf_fit *f);
-/* F-SPD-16: a fix's speed factor, seconds before / after (0 when unknown). */
-double vf__fix_speed(const struct vf_gpu_spec *g, const struct vf_model *m,
-                     const struct vf_workload *w0, const struct vf_estimate *e0,
-                     const struct vf_workload *w1, const struct vf_estimate *e1);
-/* F-SPD-16: f->choice for a workload that does not fit g: offload here, or a bigger card. */
-void vf__speed_choice(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
-                      const struct vf_workload *w, const struct vf_gpu_spec *g, struct vf_fit *f);
+                   const struct vf_workload *w, uint32_t n, struct vf_speed *sp,
+                   struct vf_job_speed *out);
+/* F-SPD-16: a fix's speed factor, seconds before / after with w1's change, on the card named
+ * `gpu` or else the catalog card whose CUDA total is `total` (0 when unknown). */
+double vf__fix_speed(struct vf_arena *a, const struct vf_catalog *c, const char *gpu,
+                     uint64_t total, const struct vf_model *m, const struct vf_workload *w0,
+                     const struct vf_estimate *e0, const struct vf_workload *w1);
+/* F-SPD-16: appends each fix line's time on g (image, video, training). */
+enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
+                                const struct vf_model *m, const struct vf_workload *w,
+                                struct vf_estimate *e);
+/* F-SPD-16: *ch for a workload that does not fit g: offload here, or a bigger card. */
+enum vf_err vf__speed_choice(struct vf_arena *a, const struct vf_catalog *c,
+                             const struct vf_model *m, const struct vf_workload *w,
+                             const struct vf_gpu_spec *g, const struct vf_fit *f,
+                             struct vf_speed_choice *ch);
 
 #endif /* VRAMFIT_INTERNAL_H */

@@ -173,25 +173,38 @@ static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
 
 /* The card's speed for an LLM (F-SPD-01..05), and for images, video, training and layers in
  * host memory (issue 24, F-SPD-10..17) with the fix-or-bigger-card choice; unknown for cards
- * not in the catalog. */
-static void fit_speed(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
-                      const struct vf_estimate *e, const struct vf_workload *w, struct vf_fit *f)
+ * not in the catalog. VF_ENOMEM only. */
+static enum vf_err fit_speed(struct vf_arena *a, const struct vf_catalog *c,
+                             const struct vf_model *m, struct vf_estimate *e,
+                             const struct vf_workload *w, struct vf_fit *f, struct vf_error *err)
 {
     memset(&f->speed, 0, sizeof f->speed);
-    memset(&f->job, 0, sizeof f->job);
-    memset(&f->choice, 0, sizeof f->choice);
-    f->speed.why = f->job.why = "not a catalog card";
+    f->speed.why = "not a catalog card";
+    struct vf_job_speed *job = vf_arena_alloc(a, sizeof *job);
+    struct vf_speed_choice *ch = vf_arena_alloc(a, sizeof *ch);
+    if (!job || !ch)
+        return vf__errf(err, VF_ENOMEM, "estimate: out of memory");
+    memset(job, 0, sizeof *job);
+    memset(ch, 0, sizeof *ch);
+    job->why = "not a catalog card";
+    f->job = job;
+    f->choice = ch;
     const struct vf_gpu_spec *g = NULL;
     for (size_t i = 0; c && f->gpu && i < c->n_gpus && !g; i++)
         if (!strcmp(c->gpus[i].id, f->gpu))
             g = &c->gpus[i];
     if (!g)
-        return;
+        return VF_OK;
     if (e->task == VF_TASK_INFER)
         vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
                      e->ctx_tokens, g, f);
-    vf__job_speed(c, g, m, e, w, f);
-    vf__speed_choice(a, c, m, w, g, f);
+    vf__job_speed(c, g, m, e, w, f->count, &f->speed, job);
+    enum vf_err rc = vf__speed_choice(a, c, m, w, g, f, ch);
+    if (!rc)
+        rc = vf__fix_lines_speed(a, g, m, w, e);
+    if (rc)
+        vf__errf(err, rc, "estimate: out of memory");
+    return rc;
 }
 
 enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
@@ -218,8 +231,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
     if (out->has_fit && (rc = vf_fit(a, &out->model, w, out->card.name, out->card.usable_bytes,
                                      out->card.count, &out->fit, err)))
         return rc;
-    if (out->has_fit)
-        fit_speed(a, c, &out->model, &out->est, w, &out->fit);
+    if (out->has_fit && (rc = fit_speed(a, c, &out->model, &out->est, w, &out->fit, err)))
+        return rc;
     out->yes = !out->has_fit || out->fit.fits;
     return VF_OK;
 }

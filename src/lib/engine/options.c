@@ -625,6 +625,14 @@ static enum vf_err set_fx(struct vf_workload *w, const char *val, struct vf_erro
     return VF_OK;
 }
 
+/* A decimal number in (0, 100000], or 0 when val is not one. */
+static double positive(const char *val)
+{
+    char *end;
+    double v = strtod(val, &end);
+    return *end || !(v > 0) || v > 100000 ? 0 : v;
+}
+
 /* The options whose value is text: a model, a precision, a card, a word of a list... */
 static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, const char *name,
                             const char *val, struct vf_error *err)
@@ -708,22 +716,14 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
     case O_GPU:
         w->gpu = val;
         return VF_OK;
-    case O_HOST_BW: {
-        char *end;
-        double g = strtod(val, &end);
-        if (*end || !(g > 0) || g > 100000)
+    case O_HOST_BW:
+        if (!(w->host_gbps = positive(val)))
             return usage(err, "--host-bandwidth: expected GB/s such as 76.8");
-        w->host_gbps = g;
         return VF_OK;
-    }
-    case O_HOURS: {
-        char *end;
-        double h = strtod(val, &end);
-        if (*end || !(h > 0) || h > 100000)
+    case O_HOURS:
+        if (!(w->hours = positive(val)))
             return usage(err, "--hours: expected a duration in hours such as 2.5");
-        w->hours = h;
         return VF_OK;
-    }
     case O_RANK:
         if (strcmp(val, "cost") && strcmp(val, "price"))
             return usage(err, "--rank: expected cost or price");

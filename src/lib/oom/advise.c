@@ -103,6 +103,9 @@ struct rule {
 };
 
 #define ANYC NULL
+/* F-SPD-16: the row's speed factor is computed by the speed model (solve/speed_offload.c):
+ * seconds per result before over after the change, on the log's card; 0 when it cannot be. */
+#define SPD (-1.0)
 static const struct rule rules[] = {
     /* the cause first: these free memory without touching the workload */
     {G_ANY, "other_process", "free the memory other processes hold",
@@ -114,8 +117,8 @@ static const struct rule rules[] = {
      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
      "none; PyTorch >= 2.9 also reads PYTORCH_ALLOC_CONF"},
     {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
-     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
-     "slightly slower allocations"},
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", SPD,
+     "smaller cached blocks"},
     {G_TRAIN, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
      CH_NONE, "none", 1.0, "none"},
     {G_TRAIN, "leak", "evaluate without building a graph", "with torch.no_grad(): ...", CH_NONE,
@@ -128,7 +131,7 @@ static const struct rule rules[] = {
      CH_NONE, "minor", 1.0, "slightly lower quality"},
     {G_BNB, "workload_too_large", "offload what does not fit, kept in fp32 on the CPU",
      "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) + device_map with max_memory",
-     CH_NONE, "none", 0.3, "CPU layers are several times slower"},
+     CH_NONE, "none", SPD, "CPU layers at host memory speed"},
     /* TensorFlow (oom-formats 8) */
     {G_TF, "engine_reservation", "let TensorFlow grow its pool instead of taking the card",
      "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
@@ -150,13 +153,13 @@ static const struct rule rules[] = {
      "each process gets that share of the card"},
     {G_JAX, ANYC, "smaller batch", "batch_size = <half>", CH_NONE, "none", 1.0,
      "more steps per epoch"},
-    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", 0.75,
-     "20-30 % slower"},
+    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", SPD,
+     "recomputes the forward pass"},
     /* NCCL (oom-formats 11) */
     {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
      "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps"},
     {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
-     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
+     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", SPD,
      "slower collectives"},
     {G_NCCL, ANYC, "check for other processes on the cards; confirm with the NCCL log",
      "nvidia-smi; export NCCL_DEBUG=INFO", CH_NONE, "none", 1.0, "none"},
@@ -172,12 +175,12 @@ static const struct rule rules[] = {
     {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
      "minor", 1.0, "slight loss of fine detail"},
     {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
-     "minor", 0.9, "about 10 % slower"},
+     "minor", SPD, "dequantized per layer"},
     {G_COMFY, ANYC, "GGUF Q5 weights (12 GB cards)",
-     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", 0.9,
+     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", SPD,
      "some loss of detail; Q4_K_S loses more"},
     {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
-     "none", 0.95, "a few seconds more"},
+     "none", SPD, "overlapping tiles decode again"},
     {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
      1.0, "same images, one after another"},
     {G_COMFY, ANYC, "lower resolution, then upscale", "Empty Latent Image: width/height #", CH_RES,
@@ -185,25 +188,25 @@ static const struct rule rules[] = {
     {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
      "shorter or smaller clip"},
     {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap #",
-     CH_SWAP, "none", 0.7, "about 30 % slower"},
-    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", 0.95,
+     CH_SWAP, "none", SPD, "the swapped blocks cross PCIe every step"},
+    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", SPD,
      "slower prompt encoding"},
     {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
-     CH_LOWVRAM, "none", 0.25, "several times slower"},
+     CH_LOWVRAM, "none", SPD, "the weights cross PCIe every step"},
     /* Ollama */
     {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or num_ctx #)", CH_CTX, "minor",
      1.0, "forgets earlier parts of long chats"},
     {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
      "none", 1.0, "none measurable"},
-    {G_OLLAMA, ANYC, "some layers on the CPU", "num_gpu #", CH_NGL, "none", 0.3,
-     "several times slower (ollama ps shows CPU/GPU)"},
+    {G_OLLAMA, ANYC, "some layers on the CPU", "num_gpu #", CH_NGL, "none", SPD,
+     "CPU layers at host memory speed (ollama ps shows CPU/GPU)"},
     /* llama.cpp */
     {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
      "forgets earlier parts of long chats"},
     {G_LLAMACPP, ANYC, "8-bit KV cache", "-ctk q8_0 -ctv q8_0 -fa on", CH_KV8, "none", 1.0,
      "none measurable"},
-    {G_LLAMACPP, ANYC, "some layers on the CPU", "-ngl #", CH_NGL, "none", 0.3,
-     "several times slower"},
+    {G_LLAMACPP, ANYC, "some layers on the CPU", "-ngl #", CH_NGL, "none", SPD,
+     "the weights cross PCIe every step"},
     /* vLLM */
     {G_VLLM, "kv_cache", "give vLLM more of the card", "--gpu-memory-utilization #", CH_UTIL,
      "none", 1.0, "nothing else can share the card"},
@@ -211,17 +214,17 @@ static const struct rule rules[] = {
      "longer requests are refused"},
     {G_VLLM, ANYC, "8-bit KV cache", "--kv-cache-dtype fp8", CH_KV8, "minor", 1.0,
      "twice the tokens; a small accuracy cost"},
-    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", 0.8,
+    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", SPD,
      "lower throughput under load"},
-    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", 0.85,
-     "10-20 % slower decoding"},
+    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", SPD,
+     "no CUDA graphs while decoding"},
     {G_VLLM, ANYC, "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
      "a second card"},
     /* training, in the guide's order */
-    {G_TRAIN, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", 0.95,
+    {G_TRAIN, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", SPD,
      "no quality cost"},
-    {G_TRAIN, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
-     "20-30 % slower"},
+    {G_TRAIN, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", SPD,
+     "recomputes the forward pass"},
     {G_TRAIN, ANYC, "fused cross-entropy (Liger kernels)", "use_liger_kernel=True", CH_LIGER,
      "none", 1.0, "pip install liger-kernel"},
     {G_TRAIN, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_BF16, "none", 1.0,
@@ -231,11 +234,11 @@ static const struct rule rules[] = {
     {G_TRAIN, ANYC, "LoRA instead of full fine-tuning", "peft LoraConfig(r=16)", CH_LORA, "minor",
      1.0, "adapters, not the full model"},
     {G_TRAIN, ANYC, "QLoRA (4-bit base model)", "BitsAndBytesConfig(load_in_4bit=True) + LoRA",
-     CH_QLORA, "minor", 0.8, "slower steps, 4-bit base"},
+     CH_QLORA, "minor", SPD, "4-bit base, dequantized per step"},
     {G_TRAIN, ANYC, "shorter sequences", "max_seq_length=#", CH_CTX, "minor", 1.0,
      "long examples are cut"},
     {G_TRAIN, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
-     CH_TP2, "none", 0.9, "a second card"},
+     CH_TP2, "none", SPD, "a second card"},
     /* any PyTorch-based tool with a heavy cache, when nothing else applies */
     {G_TORCH, "unknown workload_too_large", "measure the peak first",
      "torch.cuda.max_memory_allocated()", CH_NONE, "none", 1.0, "none"},
@@ -309,8 +312,9 @@ static bool selects(const struct rule *r, enum group g, const struct vf_diagnosi
 
 /* The workload the log describes, as far as it does. */
 struct known {
-    bool ok;             /* model resolved and the engine estimated it */
-    const char *missing; /* why not */
+    const struct vf_catalog *cat; /* for the card of the speed factor (F-SPD-16) */
+    bool ok;                      /* model resolved and the engine estimated it */
+    const char *missing;          /* why not */
     struct vf_model m;
     struct vf_workload w;
     struct vf_estimate est;
@@ -796,6 +800,10 @@ static void make_fix(struct vf_arena *a, const struct rule *r, const struct know
         .speed_factor = r->speed,
         .cost = r->cost,
     };
+    if (r->speed < 0) /* F-SPD-16 */
+        f->speed_factor = changed && k->ok ? vf__fix_speed(a, k->cat, k->w.gpu, ev->total_bytes,
+                                                           &k->m, &k->w, &k->est, &x.w)
+                                           : 0;
     if (ck->from_event)
         ck->saves(&x, f);
     else if (!k->ok)
@@ -810,7 +818,7 @@ static void make_fix(struct vf_arena *a, const struct rule *r, const struct know
 
 static bool fix_is_free(const struct vf_fix *f, uint64_t need)
 {
-    return is(f->quality, "none") && f->speed_factor >= 0.95 && f->saves_bytes != VF_UNKNOWN &&
+    return is(f->quality, "none") && f->speed_factor >= 1.0 && f->saves_bytes != VF_UNKNOWN &&
            need != VF_UNKNOWN && f->saves_bytes >= need;
 }
 
@@ -852,7 +860,7 @@ static const struct {
       "host RAM is not what vramfit estimates", "none", 1.0, "a bigger GPU does not help"}},
     {"not_vram",
      {"smaller kernel tiles", "num_stages=2 (or smaller BLOCK sizes)", VF_UNKNOWN,
-      "shared memory per block is not VRAM", "none", 0.9,
+      "shared memory per block is not VRAM", "none", 0.0 /* unknown: not a workload change */,
       "or update the library; a newer GPU architecture has more"}},
 };
 
@@ -973,6 +981,7 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
     if (!k)
         return vf__errf(err, VF_ENOMEM, "explain: out of memory");
     build(a, ev, ctx, opts, g, tool, k);
+    k->cat = opts ? opts->catalog : NULL;
     estimate_evidence(a, k, ev, &out->diagnosis);
     list_fixes(a, k, g, ev, ctx, out);
     bigger_card(a, k, ev, opts ? opts->catalog : NULL, out);

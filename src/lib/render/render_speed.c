@@ -90,10 +90,17 @@ static const char *eur(char *b, size_t n, double v)
 /* The text line of a job's speed, and the choice sentence when it does not fit. */
 void vf__job_speed_text(struct vf__sb *s, const struct vf_fit *f, bool ascii)
 {
-    const struct vf_job_speed *j = &f->job;
+    const struct vf_job_speed *j = f->job;
+    if (!j || !f->choice)
+        return;
     const char *euro = ascii ? "EUR " : "\u20ac";
     char b1[32], b2[32], b3[32], b4[32];
-    if (j->known && f->fits) {
+    if (j->known && !strcmp(j->result, "token")) {
+        vf__sb_printf(s,
+                      "  offload: the layers in host memory make decoding about %.1f%s slower "
+                      "(F-SPD-17)\n",
+                      j->slowdown, ascii ? "x" : "\u00d7");
+    } else if (j->known && f->fits) {
         vf__sb_printf(s, "  speed: %s per %s (%s-%s)", dur(b1, sizeof b1, j->seconds), j->result,
                       dur(b2, sizeof b2, j->lo), dur(b3, sizeof b3, j->hi));
         if (j->tokens_per_s > 0 && !strcmp(j->result, "1M tokens"))
@@ -106,14 +113,14 @@ void vf__job_speed_text(struct vf__sb *s, const struct vf_fit *f, bool ascii)
                           euro, eur(b1, sizeof b1, j->eur_per_hour));
         vf__sb_printf(s, "\n");
     }
-    const struct vf_speed_choice *c = &f->choice;
+    const struct vf_speed_choice *c = f->choice;
     if (!c->flags && !c->other)
         return;
     vf__sb_printf(s, "  fix or bigger card:");
     if (c->flags && c->with.known) {
-        vf__sb_printf(s, " this card with %s: about %.1f%s slower than if it fit, %s per %s",
-                      c->flags, c->with.slowdown, ascii ? "x" : "\u00d7",
-                      dur(b1, sizeof b1, c->with.seconds), c->with.result);
+        vf__sb_printf(s, " this card with %s: about %.*f%s slower than if it fit, %s per %s",
+                      c->flags, c->with.slowdown < 2 ? 2 : 1, c->with.slowdown,
+                      ascii ? "x" : "\u00d7", dur(b1, sizeof b1, c->with.seconds), c->with.result);
         if (c->with.eur > 0)
             vf__sb_printf(s, ", %s%s per %s", euro, eur(b2, sizeof b2, c->with.eur),
                           c->with.result);

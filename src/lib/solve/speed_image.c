@@ -11,7 +11,7 @@
  * text encoders and VAE reach, one for every card and kind: calibrated on the public xDiT and
  * diffusers rows by bench/accuracy-speed-kinds.py (rows and errors: bench/README.md). */
 #ifndef ETA_LINEAR
-#define ETA_LINEAR 0.68
+#define ETA_LINEAR 0.53
 #endif
 /* F-SPD-14: attention runs in FlashAttention-2's kernels, measured apart (Dao, "FlashAttention-2",
  * 2023, section 4.1): 73 % of the A100's peak at head_dim 128 forward, and on H100 at most 335
@@ -84,12 +84,19 @@ static double offload_seconds(const struct vf_estimate *e, const struct vf_pipel
 {
     const struct vf_diffusion_opts *o = &e->diffusion;
     double host = host_denoiser(e, p);
+    /* experts used in turn (Wan 2.2 A14B): the idle one waits in host RAM and is loaded
+     * once per run; only the rest moves every pass */
+    double experts = p->experts > 1 ? p->experts : 1;
+    double idle = (experts - 1) * *weights / experts;
+    double once = host > idle ? idle / link : 0;
+    if (host > idle)
+        host -= idle;
     switch (o->offload) {
     case VF_DOFF_LOWVRAM:
     case VF_DOFF_NOVRAM:
-        return steps * host / link;
+        return once + steps * host / link;
     case VF_DOFF_BLOCK_SWAP:
-        return steps * passes * 2.0 * host / link;
+        return once + steps * passes * 2.0 * host / link;
     case VF_DOFF_SEQUENTIAL:
         return steps * passes * *weights / link;
     case VF_DOFF_MODEL_CPU:

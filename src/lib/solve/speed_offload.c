@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "model/pipeline.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* F-SPD-17: the host's memory bandwidth when not given: dual-channel DDR5-4800, 2 x 8 B x
@@ -14,7 +15,7 @@
 /* F-SPD-17: the share of it llama.cpp's CPU layers read at while decoding; calibrated on the
  * public all-on-CPU rows (bench/accuracy-speed-kinds.py, kind offload). */
 #ifndef ETA_HOST
-#define ETA_HOST 0.60
+#define ETA_HOST 0.69
 #endif
 /* F-SPD-17: llama.cpp copies a CPU layer's weights to the GPU for each micro-batch of a
  * prompt of at least 32 tokens (ggml-backend's op offload); its default -ub is 512. */
@@ -47,30 +48,36 @@ static void price(const struct vf_catalog *c, const struct vf_gpu_spec *g, uint3
                   struct vf_job_speed *s)
 {
     s->eur_per_hour = vf__card_eur_per_hour(c, g) * (n ? n : 1);
-    s->eur = s->known ? s->eur_per_hour * s->seconds / 3600.0 : 0;
+    /* per token a price is noise: the LLM's cost is per 1M tokens (F-SPD-06) */
+    s->eur = s->known && strcmp(s->result, "token") ? s->eur_per_hour * s->seconds / 3600.0 : 0;
 }
 
 /* F-SPD-17: llama.cpp (and Ollama) with layers in host memory: a decoded token reads the
  * GPU's layers at its bandwidth and the host's at the host's; a prompt copies the host
  * layers to the GPU once per micro-batch. The LLM figures of f->speed are scaled. */
-static void llm_offload(const struct vf_gpu_spec *g, const struct vf_estimate *e,
-                        const struct vf_workload *w, struct vf_fit *f)
+static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
+                        const struct vf_estimate *e, const struct vf_workload *w,
+                        struct vf_speed *sp, struct vf_job_speed *j)
 {
-    struct vf_speed *sp = &f->speed;
-    struct vf_job_speed *j = &f->job;
     double host = (double)e->host_bytes, all = (double)e->weights_bytes;
-    if (!sp->known || host <= 0 || all <= 0 || sp->decode_tps <= 0)
+    if (!sp->known || host <= 0 || all <= 0 || sp->decode_tps <= 0 || !g->bandwidth_gbps)
         return;
     if (host > all)
         host = all;
+    /* a token reads the routed experts only: k of E of the host's expert weights */
+    double read = host;
+    if (m->n_experts > m->n_experts_used && m->n_experts_used)
+        read *= (double)m->n_experts_used / m->n_experts;
     double t_gpu = 1.0 / sp->decode_tps;
-    double t = t_gpu * (1.0 - host / all) + host / (vf__host_bw(w) * 1e9);
+    double gpu_bw = g->bandwidth_gbps * 1e9 * (sp->eta_bw > 0 ? sp->eta_bw : 1.0);
+    double moved = read / (vf__host_bw(w) * 1e9) - read / gpu_bw;
+    double t = t_gpu + (moved > 0 ? moved : 0);
     double p = w->in_tokens ? (double)w->in_tokens : 512.0;
     double ub = (double)(uint64_t)((p + LLAMACPP_UBATCH - 1) / LLAMACPP_UBATCH);
     double t_pp = p / sp->prefill_tps + ub * host / (vf__pcie_gbps(g) * 1e9 * VF_PCIE_TLP);
     *j = (struct vf_job_speed){.known = true, .result = "token", .prec = sp->prec};
     j->seconds = t;
-    j->offload_s = t - t_gpu * (1.0 - host / all);
+    j->offload_s = read / (vf__host_bw(w) * 1e9);
     j->compute_s = t - j->offload_s;
     j->slowdown = t / t_gpu;
     j->tokens_per_s = 1.0 / t;
@@ -92,50 +99,91 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_estimate *e
 
 void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
                    const struct vf_model *m, const struct vf_estimate *e,
-                   const struct vf_workload *w, struct vf_fit *f)
+                   const struct vf_workload *w, uint32_t n, struct vf_speed *sp,
+                   struct vf_job_speed *out)
 {
-    memset(&f->job, 0, sizeof f->job);
-    f->job.why = "not modelled for this task";
+    memset(out, 0, sizeof *out);
+    out->why = "not modelled for this task";
     if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
-        vf__speed_diffusion(g, m, e, w, f->count, &f->job);
+        vf__speed_diffusion(g, m, e, w, n, out);
     else if (e->task == VF_TASK_TRAIN)
-        vf__speed_train(g, m, e, w, f->count, &f->job);
-    else if (e->host_bytes && e->host_bytes != VF_UNKNOWN)
-        llm_offload(g, e, w, f);
-    price(c, g, f->count, &f->job);
+        vf__speed_train(g, m, e, w, n, out);
+    else if (sp && e->host_bytes && e->host_bytes != VF_UNKNOWN)
+        llm_offload(g, m, e, w, sp, out);
+    price(c, g, n, out);
 }
 
-/* F-SPD-16: the speed factor of a fix: the seconds per result of the workload as it was,
- * over the same with the fix's change (1 = no change, 0.3 = 3.3 x slower); 0 when either
- * cannot be computed (the card or the workload is not known well enough). */
-double vf__fix_speed(const struct vf_gpu_spec *g, const struct vf_model *m,
-                     const struct vf_workload *w0, const struct vf_estimate *e0,
-                     const struct vf_workload *w1, const struct vf_estimate *e1)
+/* Seconds per result of e on one card g: a job's, or an LLM's decoded token. */
+static double seconds_of(const struct vf_gpu_spec *g, const struct vf_model *m,
+                         const struct vf_estimate *e, const struct vf_workload *w)
 {
-    if (!g || !m || !e0 || !e1)
-        return 0;
-    struct vf_fit f0 = {.count = 1}, f1 = {.count = 1};
-    vf__job_speed(NULL, g, m, e0, w0, &f0);
-    vf__job_speed(NULL, g, m, e1, w1, &f1);
-    if (!f0.job.known || !f1.job.known || f1.job.seconds <= 0)
-        return 0;
-    return f0.job.seconds / f1.job.seconds;
+    struct vf_fit f = {.count = 1, .fits = true, .max_users = 1};
+    struct vf_job_speed j;
+    if (e->task == VF_TASK_INFER) {
+        vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                     e->ctx_tokens, g, &f);
+        if (!f.speed.known || f.speed.decode_tps <= 0)
+            return 0;
+    }
+    vf__job_speed(NULL, g, m, e, w, 1, &f.speed, &j);
+    if (e->task == VF_TASK_INFER)
+        return 1.0 / f.speed.decode_tps;
+    return j.known ? j.seconds : 0;
+}
+
+/* The catalog card of a log: the one named, else the one whose CUDA total is closest to the
+ * total the message gives (within 1 %). */
+static const struct vf_gpu_spec *card_of(const struct vf_catalog *c, const char *name,
+                                         uint64_t total)
+{
+    const struct vf_gpu_spec *best = NULL;
+    double gap = 0.01;
+    for (size_t i = 0; c && i < c->n_gpus; i++) {
+        const struct vf_gpu_spec *g = &c->gpus[i];
+        if (name && !strcmp(g->id, name))
+            return g;
+        if (total == VF_UNKNOWN || !total || g->usable_bytes == VF_UNKNOWN)
+            continue;
+        double d = (double)g->usable_bytes / (double)total - 1.0;
+        d = d < 0 ? -d : d;
+        if (d < gap) {
+            gap = d;
+            best = g;
+        }
+    }
+    return best;
+}
+
+double vf__fix_speed(struct vf_arena *a, const struct vf_catalog *c, const char *gpu,
+                     uint64_t total, const struct vf_model *m, const struct vf_workload *w0,
+                     const struct vf_estimate *e0, const struct vf_workload *w1)
+{
+    const struct vf_gpu_spec *g = card_of(c, gpu, total);
+    struct vf_estimate e1;
+    struct vf_error err = {0};
+    if (!g || !m || !e0 || vf_estimate(a, m, w1, &e1, &err))
+        return 0; /* the fix then says no factor; its saving reports the failed estimate */
+    double t0 = seconds_of(g, m, e0, w0), t1 = seconds_of(g, m, &e1, w1);
+    return t0 > 0 && t1 > 0 ? t0 / t1 : 0;
 }
 
 /* Whether w fits `usable` bytes, with its estimate in *e. */
 static bool fits(struct vf_arena *a, const struct vf_model *m, struct vf_workload *w,
-                 uint64_t usable, struct vf_estimate *e)
+                 uint64_t usable, struct vf_estimate *e, enum vf_err *rc)
 {
     struct vf_error err = {0};
     w->usable_bytes = usable;
-    return !vf_estimate(a, m, w, e, &err) && e->total_bytes != VF_UNKNOWN &&
-           e->total_bytes <= usable;
+    enum vf_err r = vf_estimate(a, m, w, e, &err);
+    if (r == VF_ENOMEM)
+        *rc = r; /* out of memory is the answer's error, not "does not fit" */
+    return !r && e->total_bytes != VF_UNKNOWN && e->total_bytes <= usable;
 }
 
 /* The offload of w's engine that makes it fit `usable`: ComfyUI's fewest swapped blocks,
  * else --lowvram; diffusers' model offload, else sequential. NULL when none does. */
 static const char *offload_that_fits(struct vf_arena *a, const struct vf_model *m,
-                                     struct vf_workload *x, uint64_t usable, struct vf_estimate *e)
+                                     struct vf_workload *x, uint64_t usable, struct vf_estimate *e,
+                                     enum vf_err *rc)
 {
     bool comfy = !x->engine || !strcmp(x->engine, "comfyui");
     if (comfy && m->pipeline && m->pipeline->task == VF_TASK_VIDEO) {
@@ -144,7 +192,7 @@ static const char *offload_that_fits(struct vf_arena *a, const struct vf_model *
         while (lo <= hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             x->diffusion.block_swap = mid;
-            if (fits(a, m, x, usable, e)) {
+            if (fits(a, m, x, usable, e, rc)) {
                 found = mid;
                 hi = mid - 1;
             } else {
@@ -153,51 +201,123 @@ static const char *offload_that_fits(struct vf_arena *a, const struct vf_model *
         }
         if (found) {
             x->diffusion.block_swap = found;
-            fits(a, m, x, usable, e);
+            fits(a, m, x, usable, e, rc);
             return vf_arena_printf(a, "--offload block-swap %u", found);
         }
     }
     x->diffusion.block_swap = 0;
     x->diffusion.offload = comfy ? VF_DOFF_LOWVRAM : VF_DOFF_MODEL_CPU;
-    if (fits(a, m, x, usable, e))
+    if (fits(a, m, x, usable, e, rc))
         return comfy ? "--offload lowvram" : "--offload model-cpu";
     x->diffusion.offload = comfy ? VF_DOFF_NOVRAM : VF_DOFF_SEQUENTIAL;
-    if (fits(a, m, x, usable, e))
+    if (fits(a, m, x, usable, e, rc))
         return comfy ? "--offload novram" : "--offload sequential";
     return NULL;
 }
 
-void vf__speed_choice(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
-                      const struct vf_workload *w, const struct vf_gpu_spec *g, struct vf_fit *f)
+enum vf_err vf__speed_choice(struct vf_arena *a, const struct vf_catalog *c,
+                             const struct vf_model *m, const struct vf_workload *w,
+                             const struct vf_gpu_spec *g, const struct vf_fit *f,
+                             struct vf_speed_choice *ch)
 {
-    memset(&f->choice, 0, sizeof f->choice);
+    memset(ch, 0, sizeof *ch);
     if (f->fits || !m->pipeline || !g || w->diffusion.offload != VF_DOFF_NONE || f->count > 1)
-        return;
+        return VF_OK;
     struct vf_workload x = *w;
     struct vf_estimate e;
-    f->choice.flags = offload_that_fits(a, m, &x, f->usable_bytes, &e);
-    if (f->choice.flags) {
-        struct vf_fit t = {.count = 1};
-        vf__job_speed(c, g, m, &e, &x, &t);
-        f->choice.with = t.job;
-    }
+    enum vf_err rc = VF_OK;
+    ch->flags = offload_that_fits(a, m, &x, f->usable_bytes, &e, &rc);
+    if (ch->flags)
+        vf__job_speed(c, g, m, &e, &x, 1, NULL, &ch->with);
     double best = 0;
-    for (size_t i = 0; c && i < c->n_gpus; i++) {
+    for (size_t i = 0; !rc && c && i < c->n_gpus; i++) {
         const struct vf_gpu_spec *o = &c->gpus[i];
         double p = vf__card_eur_per_hour(c, o);
         if (p <= 0 || o->usable_bytes == VF_UNKNOWN || o->usable_bytes <= f->usable_bytes ||
             (best > 0 && p >= best))
             continue;
         struct vf_workload y = *w;
-        if (!fits(a, m, &y, o->usable_bytes, &e))
+        if (!fits(a, m, &y, o->usable_bytes, &e, &rc))
             continue;
-        struct vf_fit t = {.count = 1};
-        vf__job_speed(c, o, m, &e, &y, &t);
-        if (!t.job.known)
+        vf__job_speed(c, o, m, &e, &y, 1, NULL, &ch->there);
+        if (!ch->there.known)
             continue;
         best = p;
-        f->choice.other = o;
-        f->choice.there = t.job;
-        f->choice.test_eur = p * TEST_HOURS;
+        ch->other = o;
+        ch->test_eur = p * TEST_HOURS;
     }
+    return rc;
+}
+
+/* Applies the flags of a fix line ("--offload block-swap 15 --weights fp8: saves ...") to x;
+ * false when a flag is not an option. */
+static int apply_flags(struct vf_arena *a, const char *line, struct vf_workload *x, enum vf_err *rc)
+{
+    const char *colon = strstr(line, ": ");
+    if (!colon || strncmp(line, "--", 2))
+        return false;
+    char *buf = vf_arena_printf(a, "%.*s", (int)(colon - line), line);
+    if (!buf) {
+        *rc = VF_ENOMEM;
+        return false;
+    }
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " ", &save); t;) {
+        char *v = strtok_r(NULL, " ", &save);
+        char *next = v;
+        if (v && !strncmp(v, "--", 2))
+            v = NULL;
+        else
+            next = strtok_r(NULL, " ", &save);
+        if (v && next && strncmp(next, "--", 2)) { /* a two-word value: "block-swap 15" */
+            if (!(v = vf_arena_printf(a, "%s %s", v, next))) {
+                *rc = VF_ENOMEM;
+                return false;
+            }
+            next = strtok_r(NULL, " ", &save);
+        }
+        struct vf_error err = {0};
+        if (vf_workload_set(x, t, v, &err))
+            return false;
+        t = next;
+    }
+    return true;
+}
+
+/* F-SPD-16: each of the engine's fix lines of an image, video or training estimate gets its
+ * time on card g: the seconds per result with the fix over without. */
+enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
+                                const struct vf_model *m, const struct vf_workload *w,
+                                struct vf_estimate *e)
+{
+    if (!g || e->task == VF_TASK_INFER)
+        return VF_OK;
+    double t0 = seconds_of(g, m, e, w);
+    for (size_t i = 0; t0 > 0 && i < e->n_fixes; i++) {
+        struct vf_workload x = *w;
+        struct vf_estimate e1;
+        struct vf_error err = {0};
+        enum vf_err rc = VF_OK;
+        int ok = apply_flags(a, e->fixes[i], &x, &rc);
+        if (rc)
+            return rc;
+        if (ok && (rc = vf_estimate(a, m, &x, &e1, &err)) == VF_ENOMEM)
+            return rc;
+        if (!ok || rc)
+            continue;
+        double t1 = seconds_of(g, m, &e1, &x);
+        if (t1 <= 0)
+            continue;
+        double f = t1 / t0;
+        const char *line =
+            f > 1.005
+                ? vf_arena_printf(a, "%s; time: about %.2fx slower (F-SPD-16)", e->fixes[i], f)
+            : f < 0.995
+                ? vf_arena_printf(a, "%s; time: about %.2fx faster (F-SPD-16)", e->fixes[i], 1 / f)
+                : vf_arena_printf(a, "%s; time: about the same (F-SPD-16)", e->fixes[i]);
+        if (!line)
+            return VF_ENOMEM;
+        e->fixes[i] = line;
+    }
+    return VF_OK;
 }

@@ -10,7 +10,7 @@
 /* F-SPD-14: the share of the dense bf16 tensor rate a training step's matmuls reach, one for
  * every card; calibrated on the public torchtune rows (bench/accuracy-speed-kinds.py). */
 #ifndef ETA_TRAIN
-#define ETA_TRAIN 0.55
+#define ETA_TRAIN 0.94
 #endif
 /* F-SPD-15: the share of the memory bandwidth a memory-bound pass reaches (the optimizer
  * step, 4-bit dequantization): the LLM decode's server efficiency (F-SPD-04, issue 23). */
