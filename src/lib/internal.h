@@ -380,6 +380,9 @@ void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
 double vf__fix_speed(struct vf_arena *a, const struct vf_catalog *c, const char *gpu,
                      uint64_t total, const struct vf_model *m, const struct vf_workload *w0,
                      const struct vf_estimate *e0, const struct vf_workload *w1);
+/* What a job's speed assumed, added to e's assumptions. */
+void vf__speed_note(struct vf_arena *a, const struct vf_model *m, struct vf_estimate *e,
+                    const struct vf_workload *w, const struct vf_job_speed *j);
 /* F-SPD-16: appends each fix line's time on g (image, video, training). */
 enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
                                 const struct vf_model *m, const struct vf_workload *w,

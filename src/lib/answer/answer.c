@@ -199,6 +199,8 @@ static enum vf_err fit_speed(struct vf_arena *a, const struct vf_catalog *c,
         vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
                      e->ctx_tokens, g, f);
     vf__job_speed(c, g, m, e, w, f->count, &f->speed, job);
+    if (job->known)
+        vf__speed_note(a, m, e, w, job);
     enum vf_err rc = vf__speed_choice(a, c, m, w, g, f, ch);
     if (!rc)
         rc = vf__fix_lines_speed(a, g, m, w, e);

@@ -321,3 +321,27 @@ enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
     }
     return VF_OK;
 }
+
+/* What a job's speed assumed, as an assumption of e (F-SPD-14, F-SPD-17). */
+void vf__speed_note(struct vf_arena *a, const struct vf_model *m, struct vf_estimate *e,
+                    const struct vf_workload *w, const struct vf_job_speed *j)
+{
+    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+        vf__assume(a, e,
+                   "speed: %u steps (--steps; the pipeline's default %u), linear layers at %.2f "
+                   "of the 16-bit tensor rate (17 public image/video rows), attention at "
+                   "FlashAttention-2's rate, VAE decode 9.4 M FLOPs a pixel (F-SPD-10..14)",
+                   w->diffusion.steps ? w->diffusion.steps : m->pipeline->def_steps,
+                   m->pipeline->def_steps, j->eta);
+    else if (e->task == VF_TASK_TRAIN)
+        vf__assume(a, e,
+                   "speed: matmuls at %.2f of the bf16 tensor rate, fitted on 4 torchtune rows "
+                   "of 2 cards (few; F-SPD-15)",
+                   j->eta);
+    else
+        vf__assume(a, e,
+                   "speed: the host's layers read at %.1f GB/s (--host-bandwidth, default "
+                   "dual-channel DDR5-4800) x %.2f, a share fitted on one public row: a guess "
+                   "(F-SPD-17)",
+                   w->host_gbps > 0 ? w->host_gbps : HOST_GBPS_DEFAULT, ETA_HOST);
+}
