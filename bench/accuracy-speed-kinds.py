@@ -231,6 +231,11 @@ def score(vramfit, ref, data):
         errs = []
         for c in cards:
             others = [r for r in ks if r["card"] != c]
+            mine = [r for r in ks if r["card"] == c]
+            if any(r["eta"] for r in mine) and not any(r["eta"] for r in others):
+                for r in mine:  # nothing else to refit its efficiency on: not scored
+                    r["logo"] = None
+                continue
             k = refit(others) if others else 1.0
             for r in ks:
                 if r["card"] == c:
@@ -250,13 +255,15 @@ def score(vramfit, ref, data):
                 kind, 100 * med, len(errs), len(cards), ", ".join(cards),
                 "  FEW ROWS" if len(errs) < 6 else ""))
             for r in ks:
-                print("      %-50s %+6.0f%%" % (r["id"][:50], 100 * r["logo"]))
+                print("      %-50s %s" % (r["id"][:50], "n/a (no other card's row to refit "
+                                         "on)" if r["logo"] is None else
+                                         "%+6.0f%%" % (100 * r["logo"])))
     print("\nnot scored:")
     for i, k, why in skipped:
         print("  %-52s %-8s %s" % (i[:52], k, why))
-    allerr = sorted(abs(r["logo"]) for r in rows if "logo" in r)
+    allerr = sorted(abs(r["logo"]) for r in rows if r.get("logo") is not None)
     if allerr:
-        signed = sorted(r["logo"] for r in rows if "logo" in r)
+        signed = sorted(r["logo"] for r in rows if r.get("logo") is not None)
         q = lambda p: signed[min(len(signed) - 1, int(p * len(signed)))]
         print("\nall kinds: %d rows; signed leave-one-GPU-out error 10 %% %+.0f%%, 90 %% %+.0f%%"
               % (len(signed), 100 * q(0.1), 100 * q(0.9)))

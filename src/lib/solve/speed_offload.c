@@ -15,7 +15,7 @@
 /* F-SPD-17: the share of it llama.cpp's CPU layers read at while decoding; calibrated on the
  * public all-on-CPU rows (bench/accuracy-speed-kinds.py, kind offload). */
 #ifndef ETA_HOST
-#define ETA_HOST 0.69
+#define ETA_HOST 0.54
 #endif
 /* F-SPD-17: llama.cpp copies a CPU layer's weights to the GPU for each micro-batch of a
  * prompt of at least 32 tokens (ggml-backend's op offload); its default -ub is 512. */
@@ -59,7 +59,15 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
                         const struct vf_estimate *e, const struct vf_workload *w,
                         struct vf_speed *sp, struct vf_job_speed *j)
 {
-    double host = (double)e->host_bytes, all = (double)e->weights_bytes;
+    /* the host's weights, less the token embedding llama.cpp always keeps there (one row
+     * of it is read per token, not the table) */
+    double host = 0, all = (double)e->weights_bytes;
+    for (size_t i = 0; i < e->n_components; i++)
+        if (e->components[i].device == VF_DEV_HOST &&
+            !strcmp(e->components[i].name, "model_buffer"))
+            host += (double)e->components[i].bytes;
+    if (m->params && m->vocab && m->hidden)
+        host -= (double)m->vocab * m->hidden * all / (double)m->params;
     if (!sp->known || host <= 0 || all <= 0 || sp->decode_tps <= 0 || !g->bandwidth_gbps)
         return;
     if (host > all)
