@@ -10,7 +10,8 @@
 #   make bench-inspect   inspect vs the @huggingface/gguf parser (npm)
 #   make bench-peer      GGUF weight bytes vs real llama.cpp (npm node-llama-cpp)
 #   make bench-accuracy  engine estimates vs real llama.cpp and measured vLLM/Ollama logs
-#   make bench-speed     tokens/s vs public llama.cpp, TensorRT-LLM and Ollama measurements
+#   make bench-speed     tokens/s vs public llama.cpp, TensorRT-LLM and Ollama measurements;
+#                        images, video, training and offload vs public xDiT/torchtune rows
 #   make SAN=address,undefined test   the same under sanitizers
 #   make install    the binaries, libvramfit.so/.a, vramfit.h, vramfit.pc, man pages and
 #                   completions under PREFIX (default /usr/local); DESTDIR, BINDIR, LIBDIR,
@@ -182,6 +183,7 @@ bench: deps $(B)/vramfit
 # tokens/s of the throughput model vs every public LLM row (issue 23, docs/FORMULAS.md F-SPD)
 bench-speed: $(B)/vramfit
 	@python3 bench/accuracy-speed.py $(B)/vramfit ../shared/reference/measured-speed-public.jsonl
+	@python3 bench/accuracy-speed-kinds.py $(B)/vramfit ../shared/reference/measured-speed-public.jsonl
 bench-serve: deps $(B)/vramfit $(B)/vramfit-serve
 	@command -v wrk >/dev/null 2>&1 || sh tools/deps.sh wrk
 	@sh bench/serve.sh $(B)/vramfit

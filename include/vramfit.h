@@ -600,6 +600,8 @@ struct vf_diffusion_opts {
     uint32_t lora_rank;
     enum vf_cfg cfg;         /* classifier-free guidance (cond + uncond) */
     enum vf_dtype vae_dtype; /* VF_DT_DEFAULT = the pipeline's; fp32 as diffusers' Wan examples */
+    uint32_t steps;          /* issue 24, speed only: denoising steps; 0 = the pipeline's */
+    uint32_t sp;             /* issue 24, speed only: xDiT's Ulysses degree; 0 = 1 */
 };
 const char *vf_dif_offload_name(enum vf_dif_offload o);
 /*
@@ -656,14 +658,15 @@ struct vf_workload {
     struct vf_engine_opts opts; /* the engine's own flags */
     /* What the request named besides the workload (vf_workload_set; strings are borrowed
      * from the caller and must outlive w). */
-    const char *model;           /* MODEL: a catalog id, a path or a hub id */
-    const char *gpu;             /* --gpu CARD[:N]|SIZE|local, NULL when not given */
-    uint32_t gpus_asked;         /* --gpus N, 0 = not given */
-    double hours;                /* pick: the job's length in hours, 0 = not given */
-    struct vf_pick_opts pick;    /* pick: --currency, --fx */
-    const char *tool;            /* explain: --tool, NULL = detected from the log */
-    bool task_set;               /* --task given; else the model's own task */
-    const char *ctx_flag;        /* the spelling that set the context, for the assumptions */
+    const char *model;        /* MODEL: a catalog id, a path or a hub id */
+    const char *gpu;          /* --gpu CARD[:N]|SIZE|local, NULL when not given */
+    uint32_t gpus_asked;      /* --gpus N, 0 = not given */
+    double hours;             /* pick: the job's length in hours, 0 = not given */
+    double host_gbps;         /* issue 24: host memory bandwidth for offload speed, 0 = default */
+    struct vf_pick_opts pick; /* pick: --currency, --fx */
+    const char *tool;         /* explain: --tool, NULL = detected from the log */
+    bool task_set;            /* --task given; else the model's own task */
+    const char *ctx_flag;     /* the spelling that set the context, for the assumptions */
     uint64_t llamacpp_total_ctx; /* llama.cpp's -c: ctx x slots */
     uint64_t np;                 /* llama.cpp's -np, 0 = not given */
     const char *ctv;             /* -ctv as given, checked against -ctk */
@@ -933,6 +936,34 @@ struct vf_speed {
 };
 void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out);
 
+/* issue 24 (F-SPD-10..17): how long one image, one clip or a million training tokens takes
+ * on a card, what offload adds, and what it costs. */
+struct vf_job_speed {
+    bool known;
+    const char *why;     /* when not known */
+    const char *result;  /* "image", "clip", "1M tokens" */
+    const char *prec;    /* the tensor precision of the compute bound */
+    double seconds;      /* per result */
+    double compute_s;    /* of which tensor work at efficiency eta (scales with 1/eta) */
+    double offload_s;    /* of which weights, states or layers over PCIe or host memory */
+    double comm_s;       /* of which communication between the cards */
+    double attn_s;       /* of which attention kernels at their own rate (F-SPD-14) */
+    double tokens_per_s; /* training: tokens/s per GPU; LLM offload: decode tokens/s */
+    double eta;          /* the compute efficiency used (F-SPD-14) */
+    double slowdown;     /* seconds / the same with nothing offloaded (1 = none) */
+    double lo, hi;       /* the range of seconds (F-SPD-14) */
+    double eur_per_hour; /* the cheapest EUR offer of the cards used, 0 = none */
+    double eur;          /* per result: eur_per_hour x seconds / 3600, 0 = no price */
+};
+/* F-SPD-16: fix this card with offload, or take the cheapest bigger one. */
+struct vf_speed_choice {
+    const char *flags;               /* the offload that makes it fit this card, NULL none */
+    struct vf_job_speed with;        /* this card with it */
+    const struct vf_gpu_spec *other; /* the cheapest catalog card with an EUR offer that fits */
+    struct vf_job_speed there;       /* the workload on it */
+    double test_eur;                 /* a quick test there: 15 minutes of its price */
+};
+
 struct vf_fit {
     const char *gpu; /* card id or the raw size as given */
     uint32_t count;
@@ -961,6 +992,10 @@ struct vf_fit {
         uint64_t host_bytes;
         double slowdown;
     } spill;
+    /* issue 24 (estimate only, NULL elsewhere): image, video, training or LLM offload speed,
+     * and when it does not fit, offload here or a bigger card */
+    const struct vf_job_speed *job;
+    const struct vf_speed_choice *choice;
 };
 
 /*

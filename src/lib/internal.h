@@ -361,4 +361,54 @@ void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const c
                   const struct vf_quant *q, uint64_t weights_bytes, uint64_t kv_per_token,
                   uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f);
 
+/* ---------------------------------------------- issue 24: images, video, training, offload */
+
+/* F-SPD-12: the share of a PCIe link's rate that carries payload: 256 B transactions with
+ * 24 B of TLP header and framing (PCIe base spec; the line encoding is in the lane rate). */
+#define VF_PCIE_TLP 0.91
+/* F-SPD-14: the range of a job's seconds, from the leave-one-GPU-out error quantiles of
+ * bench/accuracy-speed-kinds.py (10 % and 90 %, all kinds together: -29 % and +50 %). */
+#define VF_SPEED_RANGE_LO 0.7
+#define VF_SPEED_RANGE_HI 1.5
+/* GB/s of the card's PCIe slot (solve/speed.c). */
+double vf__pcie_gbps(const struct vf_gpu_spec *g);
+/* Effective host memory GB/s for offload (solve/speed_offload.c, F-SPD-17). */
+double vf__host_bw(const struct vf_workload *w);
+double vf__card_eur_per_hour(const struct vf_catalog *c, const struct vf_gpu_spec *g);
+/* F-SPD-10: FLOPs of one denoiser pass over one sample of geometry g. */
+struct vf_pipeline;
+struct vf_pipe_geom;
+double vf__denoiser_flops(const struct vf_pipeline *p, const struct vf_pipe_geom *g, double *attn);
+/* F-SPD-10..13: seconds per image or clip of e on n cards of g. */
+void vf__speed_diffusion(const struct vf_gpu_spec *g, const struct vf_model *m,
+                         const struct vf_estimate *e, const struct vf_workload *w, uint32_t n,
+                         struct vf_job_speed *out);
+/* F-SPD-15: training tokens/s per card and seconds per 1M tokens of e on n cards of g. */
+void vf__speed_train(const struct vf_gpu_spec *g, const struct vf_model *m,
+                     const struct vf_estimate *e, const struct vf_workload *w, uint32_t n,
+                     struct vf_job_speed *out);
+/* *out for e on n cards of g (image, video, training; an LLM's layers in host memory, which
+ * also scales *sp when given), priced from c's EUR offers when c is given. */
+void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
+                   const struct vf_model *m, const struct vf_estimate *e,
+                   const struct vf_workload *w, uint32_t n, struct vf_speed *sp,
+                   struct vf_job_speed *out);
+/* F-SPD-16: a fix's speed factor, seconds before / after with w1's change, on the card named
+ * `gpu` or else the catalog card whose CUDA total is `total` (0 when unknown). */
+double vf__fix_speed(struct vf_arena *a, const struct vf_catalog *c, const char *gpu,
+                     uint64_t total, const struct vf_model *m, const struct vf_workload *w0,
+                     const struct vf_estimate *e0, const struct vf_workload *w1);
+/* What a job's speed assumed, added to e's assumptions. */
+void vf__speed_note(struct vf_arena *a, const struct vf_model *m, struct vf_estimate *e,
+                    const struct vf_workload *w, const struct vf_job_speed *j);
+/* F-SPD-16: appends each fix line's time on g (image, video, training). */
+enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
+                                const struct vf_model *m, const struct vf_workload *w,
+                                struct vf_estimate *e);
+/* F-SPD-16: *ch for a workload that does not fit g: offload here, or a bigger card. */
+enum vf_err vf__speed_choice(struct vf_arena *a, const struct vf_catalog *c,
+                             const struct vf_model *m, const struct vf_workload *w,
+                             const struct vf_gpu_spec *g, const struct vf_fit *f,
+                             struct vf_speed_choice *ch);
+
 #endif /* VRAMFIT_INTERNAL_H */

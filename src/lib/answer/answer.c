@@ -231,29 +231,51 @@ static enum vf_err note_flags(struct vf_arena *a, const struct vf_workload *w,
     return VF_OK;
 }
 
-/* The card's speed for an LLM (F-SPD-01..05); unknown for cards not in the catalog. */
-static void fit_speed(const struct vf_catalog *c, const struct vf_model *m,
-                      const struct vf_estimate *e, const struct vf_workload *w, struct vf_fit *f)
+/* The card's speed for an LLM (F-SPD-01..05), and for images, video, training and layers in
+ * host memory (issue 24, F-SPD-10..17) with the fix-or-bigger-card choice; unknown for cards
+ * not in the catalog. VF_ENOMEM only. */
+static enum vf_err fit_speed(struct vf_arena *a, const struct vf_catalog *c,
+                             const struct vf_model *m, struct vf_estimate *e,
+                             const struct vf_workload *w, struct vf_fit *f, struct vf_error *err)
 {
     memset(&f->speed, 0, sizeof f->speed);
     f->speed.why = "not a catalog card";
-    if (e->task != VF_TASK_INFER || !c || !f->gpu)
-        return;
-    for (size_t i = 0; i < c->n_gpus; i++)
-        if (!strcmp(c->gpus[i].id, f->gpu)) {
-            vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
-                         e->ctx_tokens, &c->gpus[i], f);
-            if (!f->spill.on)
-                return;
-            /* issue 21: the CPU's share read at host memory bandwidth; the all-GPU speed
-             * does not apply (the offload speed model is issue 24's) */
-            f->spill.slowdown = vf__spill_slowdown(
-                e->spill.gpu_weight_bytes, e->spill.host_weight_bytes, c->gpus[i].bandwidth_gbps);
-            memset(&f->speed, 0, sizeof f->speed);
-            f->speed.why = "runs with spill (offload speed is not modelled yet; fit.spill has the "
-                           "decode slowdown)";
-            return;
-        }
+    struct vf_job_speed *job = vf_arena_alloc(a, sizeof *job);
+    struct vf_speed_choice *ch = vf_arena_alloc(a, sizeof *ch);
+    if (!job || !ch)
+        return vf__errf(err, VF_ENOMEM, "estimate: out of memory");
+    memset(job, 0, sizeof *job);
+    memset(ch, 0, sizeof *ch);
+    job->why = "not a catalog card";
+    f->job = job;
+    f->choice = ch;
+    const struct vf_gpu_spec *g = NULL;
+    for (size_t i = 0; c && f->gpu && i < c->n_gpus && !g; i++)
+        if (!strcmp(c->gpus[i].id, f->gpu))
+            g = &c->gpus[i];
+    if (!g)
+        return VF_OK;
+    if (e->task == VF_TASK_INFER)
+        vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                     e->ctx_tokens, g, f);
+    if (e->task == VF_TASK_INFER && f->spill.on) {
+        /* issue 21: the CPU's share read at host memory bandwidth; the all-GPU speed does
+         * not apply */
+        f->spill.slowdown = vf__spill_slowdown(e->spill.gpu_weight_bytes,
+                                               e->spill.host_weight_bytes, g->bandwidth_gbps);
+        memset(&f->speed, 0, sizeof f->speed);
+        f->speed.why = "runs with spill (the all-GPU speed does not apply; fit.spill has the "
+                       "decode slowdown)";
+    }
+    vf__job_speed(c, g, m, e, w, f->count, &f->speed, job);
+    if (job->known)
+        vf__speed_note(a, m, e, w, job);
+    enum vf_err rc = vf__speed_choice(a, c, m, w, g, f, ch);
+    if (!rc)
+        rc = vf__fix_lines_speed(a, g, m, w, e);
+    if (rc)
+        vf__errf(err, rc, "estimate: out of memory");
+    return rc;
 }
 
 /* --gpu local, short: the process on the budget's card that frees enough by itself when
@@ -302,8 +324,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
     if (out->has_fit && (rc = vf_fit(a, &out->model, w, out->card.name, out->card.usable_bytes,
                                      out->card.count, &out->fit, err)))
         return rc;
-    if (out->has_fit)
-        fit_speed(c, &out->model, &out->est, w, &out->fit);
+    if (out->has_fit && (rc = fit_speed(a, c, &out->model, &out->est, w, &out->fit, err)))
+        return rc;
     if (out->has_fit && out->card.dev)
         stop_to_fit(a, out->card.dev, &out->fit);
     out->yes = !out->has_fit || out->fit.fits;

@@ -361,10 +361,10 @@ static void comfy_offload(struct comfy *c)
                           swap ? "swapped blocks (and an idle expert) in host RAM"
                                : "streamed from host RAM");
         vf__assume(c->a, c->e,
-                   "%s: %s of the %s in host RAM; each step moves it over PCIe: %s (F-DIF-12)",
+                   "%s: %s of the %s in host RAM; each step moves it over PCIe (F-DIF-12; its "
+                   "time: F-SPD-12)",
                    swap ? "block swap" : vf_dif_offload_name(c->off),
-                   vf_format_bytes(b1, sizeof b1, moved, VF_FMT_IEC), c->p->component,
-                   swap ? "slower steps, more so with more blocks" : "expect several times slower");
+                   vf_format_bytes(b1, sizeof b1, moved, VF_FMT_IEC), c->p->component);
     }
     c->e->host_bytes = c->host;
 }
@@ -470,7 +470,7 @@ static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const stru
                 continue;
             x.diffusion.tiled_vae = true;
             flags = "--vae-decode tiled";
-            cost = "VAE Decode (Tiled); slower decode, rare seams";
+            cost = "VAE Decode (Tiled); rare seams";
             break;
         case 5:
             if (o->batch < 2)
@@ -519,7 +519,7 @@ static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const stru
             }
             x.diffusion.block_swap = found ? found : p->layers;
             flags = vf_arena_printf(a, "--offload block-swap %u", x.diffusion.block_swap);
-            cost = "blocks_to_swap (WanVideoWrapper) / block swap nodes; slower steps";
+            cost = "blocks_to_swap (WanVideoWrapper) / block swap nodes";
             break;
         }
         case 9:
@@ -527,14 +527,14 @@ static void comfy_fixes(struct vf_arena *a, const struct vf_model *m, const stru
                 continue;
             x.diffusion.text_encoder = VF_TE_CPU;
             flags = "--text-encoder cpu";
-            cost = "the CLIP/T5 loader's device: cpu; slower prompt encoding";
+            cost = "the CLIP/T5 loader's device: cpu; the prompt is encoded on the CPU";
             break;
         default:
             if (w->diffusion.offload != VF_DOFF_NONE)
                 continue;
             x.diffusion.offload = VF_DOFF_LOWVRAM;
             flags = "--offload lowvram";
-            cost = "ComfyUI --lowvram (or --reserve-vram); expect several times slower";
+            cost = "ComfyUI --lowvram (or --reserve-vram)";
             break;
         }
         vf__fix_saving(a, e, peak_of(a, m, &x), w->usable_bytes, flags, cost);

@@ -42,6 +42,9 @@ enum opt_id {
     O_WIDTH,
     O_HEIGHT,
     O_FRAMES,
+    O_STEPS,   /* issue 24 */
+    O_HOST_BW, /* issue 24 */
+    O_SP,      /* issue 24 */
     O_RES,
     O_VAE_TILED,
     O_OFFLOAD,
@@ -111,6 +114,9 @@ static const struct vf_option table[] = {
      0, false, NULL, "a catalog card (rtx-4090, h100-sxm), a size (23.65GiB, 24GB) or local"},
     {O_GPUS, "--gpus", NAMES("--tensor-parallel-size", "-tp"), VF_KIND_COUNT, "N", NULL, 1, 4096,
      ALL_CMDS, 0, false, NULL, "cards the model is split over (default 1)"},
+    {O_HOST_BW, "--host-bandwidth", NAMES("--host-bw"), VF_KIND_REAL, "GB/s", NULL, 0, 0, ALL_CMDS,
+     0, false, NULL,
+     "speed of offload: the host's memory bandwidth (default 76.8, dual-channel DDR5-4800)"},
     {O_HOURS, "--hours", NULL, VF_KIND_REAL, "H", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
      "the job's length: prices it per job"},
     {O_CURRENCY, "--currency", NULL, VF_KIND_TEXT, "CUR", NULL, 0, 0, VF_CMD_PICK, 0, false, NULL,
@@ -186,6 +192,12 @@ static const struct vf_option table[] = {
      false, "image/video", "pixels (default: the pipeline's)"},
     {O_FRAMES, "--frames", NAMES("--length", "--num-frames"), VF_KIND_COUNT, "F", NULL, 1, 16384,
      ALL_CMDS, T_IMAGE | T_TRAIN, false, "image/video", "video frames (default: the pipeline's)"},
+    {O_STEPS, "--steps", NAMES("--num-inference-steps"), VF_KIND_COUNT, "N", NULL, 1, 10000,
+     ALL_CMDS, T_IMAGE | T_TRAIN, false, "image/video",
+     "speed: denoising steps (default: the pipeline's)"},
+    {O_SP, "--ulysses-degree", NAMES("--sp"), VF_KIND_COUNT, "N", NULL, 1, 4096, ALL_CMDS,
+     T_IMAGE | T_TRAIN, false, "image/video",
+     "speed: cards one image or clip is split over by sequence parallelism (xDiT)"},
     {O_RES, "--res", NAMES("--resolution", "--size"), VF_KIND_TEXT, "WxH", NULL, 0, 0, ALL_CMDS,
      T_IMAGE | T_TRAIN, false, "image/video", "1080p 720p 480p 1024 768 512, or WxH"},
     {O_TE_WEIGHTS, "--text-encoder-weights", NAMES("--te-weights"), VF_KIND_TEXT, "Q", NULL, 0, 0,
@@ -504,6 +516,12 @@ static enum vf_err set_count(struct vf_workload *w, const struct vf_option *o, c
     case O_FRAMES:
         w->diffusion.frames = v;
         break;
+    case O_STEPS:
+        w->diffusion.steps = v;
+        break;
+    case O_SP:
+        w->diffusion.sp = v;
+        break;
     case O_TILE:
         w->diffusion.vae_tile = v;
         w->diffusion.tiled_vae = true;
@@ -607,6 +625,14 @@ static enum vf_err set_fx(struct vf_workload *w, const char *val, struct vf_erro
     return VF_OK;
 }
 
+/* A decimal number in (0, 100000], or 0 when val is not one. */
+static double positive(const char *val)
+{
+    char *end;
+    double v = strtod(val, &end);
+    return *end || !(v > 0) || v > 100000 ? 0 : v;
+}
+
 /* The options whose value is text: a model, a precision, a card, a word of a list... */
 static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, const char *name,
                             const char *val, struct vf_error *err)
@@ -690,14 +716,14 @@ static enum vf_err set_text(struct vf_workload *w, const struct vf_option *o, co
     case O_GPU:
         w->gpu = val;
         return VF_OK;
-    case O_HOURS: {
-        char *end;
-        double h = strtod(val, &end);
-        if (*end || !(h > 0) || h > 100000)
-            return usage(err, "--hours: expected a duration in hours such as 2.5");
-        w->hours = h;
+    case O_HOST_BW:
+        if (!(w->host_gbps = positive(val)))
+            return usage(err, "--host-bandwidth: expected GB/s such as 76.8");
         return VF_OK;
-    }
+    case O_HOURS:
+        if (!(w->hours = positive(val)))
+            return usage(err, "--hours: expected a duration in hours such as 2.5");
+        return VF_OK;
     case O_RANK:
         if (strcmp(val, "cost") && strcmp(val, "price"))
             return usage(err, "--rank: expected cost or price");

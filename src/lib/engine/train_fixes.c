@@ -49,7 +49,7 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         x->train.grad_checkpointing = VF_GC_FULL;
         x->train.given |= VF_TK_GRAD_CKPT;
         f->flags = "--grad-checkpointing full";
-        f->cost = "20-30 % slower steps";
+        f->cost = "the forward pass runs twice";
         return true;
     case 2:
         if (r->liger)
@@ -90,7 +90,7 @@ static bool apply_fix(struct vf_arena *a, int i, const struct vf__train_run *r,
         x->train.freeze_layers = 0;
         x->weights.kind = VF_QK_NATIVE;
         f->flags = "--method qlora";
-        f->cost = "4-bit base, slower steps, a small quality cost";
+        f->cost = "4-bit base dequantized each pass, a small quality cost";
         return true;
     case 7:
         if (r->width) { /* a denoiser: train at 512 px first (our guide) */

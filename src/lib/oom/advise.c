@@ -353,6 +353,9 @@ static bool w_not_ollama(const struct sit *s)
 #define IMG  J_IMAGE
 #define TRN  J_TRAIN
 #define INF  J_INFER
+/* F-SPD-16: the row's speed factor is computed by the speed model (solve/speed_offload.c):
+ * seconds per result before over after the change, on the log's card; 0 when it cannot be. */
+#define SPD (-1.0)
 static const struct rule rules[] = {
     /* the cause first: these free memory without touching the workload; each platform has
      * its own tool to see who holds the memory */
@@ -385,8 +388,8 @@ static const struct rule rules[] = {
      "no --gpu-memory-utilization fits: the model needs more than is free (see the card below)",
      CH_NONE, "none", 1.0, "the other job stops, or another card", 0, 0, w_startup_cannot_hold},
     {G_ANY, "fragmentation", "on PyTorch 1.x: cap the split size",
-     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
-     "slightly slower allocations", P_CUDA, 0, w_torch1},
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", SPD,
+     "smaller cached blocks", P_CUDA, 0, w_torch1},
     {G_ANY, "fragmentation", "let the allocator grow segments (set before import torch)",
      "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0,
      "none; PyTorch >= 2.9 also reads PYTORCH_ALLOC_CONF", P_CUDA, 0, w_frag_2x},
@@ -394,8 +397,8 @@ static const struct rule rules[] = {
      "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", CH_FRAG, "none", 1.0, "none", P_ROCM,
      0, w_frag_2x},
     {G_ANY, "fragmentation", "cap the split size",
-     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", 0.98,
-     "slightly slower allocations", P_CUDA, 0, w_frag_2x},
+     "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128", CH_FRAG, "none", SPD,
+     "smaller cached blocks", P_CUDA, 0, w_frag_2x},
     {G_ANY, "fragmentation", "release PyTorch's unused cache (the message's advice)",
      "torch.xpu.empty_cache()", CH_FRAG, "none", 1.0, "cached blocks are freed", P_XPU, 0, NULL},
     {G_SCRIPT, "leak", "accumulate the loss as a number, not a tensor", "total_loss += loss.item()",
@@ -421,13 +424,13 @@ static const struct rule rules[] = {
      "from_pretrained(..., low_cpu_mem_usage=True)", CH_NONE, "none", 1.0, "none", 0,
      INF | TRN | J_NONE, NULL},
     {G_SCRIPT, "host_ram", "fewer data-loader workers, smaller prefetch",
-     "DataLoader(..., num_workers=2, prefetch_factor=2)", CH_NONE, "none", 0.95,
+     "DataLoader(..., num_workers=2, prefetch_factor=2)", CH_NONE, "none", SPD,
      "slower data loading", 0, TRN | J_NONE, NULL},
     {G_ANY, "host_ram", "raise the container's memory limit",
      "docker run --memory=<more> --shm-size=<more> (or the pod's limits.memory)", CH_NONE, "none",
      1.0, "only where the limit, not the host, is short", 0, 0, w_not_ollama},
     {G_ANY, "not_vram", "smaller kernel tiles", "num_stages=2 (or smaller BLOCK sizes)", CH_NONE,
-     "none", 0.9, "or update the library; a newer GPU architecture has more", 0, 0, NULL},
+     "none", SPD, "or update the library; a newer GPU architecture has more", 0, 0, NULL},
     /* bitsandbytes (oom-formats 6): a CPU-only build first, then the fit */
     {G_BNB_CPU, ANYC, "a CUDA build of bitsandbytes (this one has no GPU support)",
      "pip install -U bitsandbytes (a CUDA wheel); check: python -m bitsandbytes", CH_NONE, "none",
@@ -436,7 +439,7 @@ static const struct rule rules[] = {
      CH_NONE, "minor", 1.0, "slightly lower quality", 0, 0, NULL},
     {G_BNB, "workload_too_large", "offload what does not fit, kept in fp32 on the CPU",
      "BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True) + device_map with max_memory",
-     CH_NONE, "none", 0.3, "CPU layers are several times slower", 0, 0, NULL},
+     CH_NONE, "none", SPD, "CPU layers at host memory speed", 0, 0, NULL},
     /* TensorFlow (oom-formats 8) */
     {G_TF, "engine_reservation", "let TensorFlow grow its pool instead of taking the card",
      "tf.config.experimental.set_memory_growth(gpu, True) or TF_FORCE_GPU_ALLOW_GROWTH=true",
@@ -458,14 +461,14 @@ static const struct rule rules[] = {
      "each process gets that share of the card", 0, 0, NULL},
     {G_JAX, ANYC, "smaller batch", "batch_size = <half>", CH_NONE, "none", 1.0,
      "more steps per epoch", 0, 0, NULL},
-    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", 0.75,
-     "20-30 % slower", 0, 0, NULL},
+    {G_JAX, ANYC, "recompute activations", "jax.checkpoint(f)", CH_NONE, "none", SPD,
+     "recomputes the forward pass", 0, 0, NULL},
     /* NCCL (oom-formats 11) */
     {G_NCCL, ANYC, "leave headroom for NCCL: smaller micro-batch",
      "per_device_train_batch_size=<half>", CH_NONE, "none", 1.0, "more steps", 0, TRN | J_NONE,
      NULL},
     {G_NCCL, ANYC, "smaller / fewer NCCL buffers",
-     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", 0.95,
+     "export NCCL_BUFFSIZE=1048576 NCCL_MAX_NCHANNELS=4", CH_NONE, "none", SPD,
      "slower collectives", 0, 0, NULL},
     {G_NCCL, ANYC, "check for other processes on the cards; confirm with the NCCL log",
      "nvidia-smi; export NCCL_DEBUG=INFO", CH_NONE, "none", 1.0, "none", P_CUDA, 0, NULL},
@@ -476,23 +479,23 @@ static const struct rule rules[] = {
     {G_CUBLAS, ANYC, "a smaller cuBLAS workspace", "export CUBLAS_WORKSPACE_CONFIG=:4096:8",
      CH_NONE, "none", 1.0, "none measurable", 0, 0, w_cublas},
     {G_CUBLAS, ANYC, "no cuDNN autotuning (it tries large workspaces)",
-     "torch.backends.cudnn.benchmark = False", CH_NONE, "none", 0.95, "a few % slower convolutions",
-     0, 0, w_cudnn},
+     "torch.backends.cudnn.benchmark = False", CH_NONE, "none", SPD,
+     "cuDNN picks a kernel without trying the large ones", 0, 0, w_cudnn},
     {G_CUBLAS, ANYC, "load the model before the first matmul leaves no room: spread it",
      "from_pretrained(..., device_map=\"auto\", max_memory={0: \"<card minus 2 GiB>\"})", CH_NONE,
      "none", 1.0, "spread over cards", 0, 0, NULL},
     /* ComfyUI, in the guide's order (the decode's own fix first when the decode failed) */
     {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
-     "none", 0.95, "a few seconds more", 0, 0, w_decode},
+     "none", SPD, "overlapping tiles decode again", 0, 0, w_decode},
     {G_COMFY, ANYC, "fp8 weights", "load the fp8_e4m3fn checkpoint (Load Diffusion Model)", CH_FP8,
      "minor", 1.0, "slight loss of fine detail", P_CUDA | P_ROCM | P_XPU, 0, NULL},
     {G_COMFY, ANYC, "GGUF Q8 weights", "ComfyUI-GGUF: Unet Loader (GGUF) with a Q8_0 file", CH_Q8,
-     "minor", 0.9, "about 10 % slower", 0, 0, NULL},
+     "minor", SPD, "dequantized per layer", 0, 0, NULL},
     {G_COMFY, ANYC, "GGUF Q5 weights (12 GB cards)",
-     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", 0.9,
+     "ComfyUI-GGUF: Unet Loader (GGUF) with a Q5_K_M file", CH_Q5, "minor", SPD,
      "some loss of detail; Q4_K_S loses more", 0, 0, NULL},
     {G_COMFY, ANYC, "VAE Decode (Tiled)", "replace VAE Decode with VAE Decode (Tiled)", CH_TILED,
-     "none", 0.95, "a few seconds more", 0, 0, w_not_decode},
+     "none", SPD, "overlapping tiles decode again", 0, 0, w_not_decode},
     {G_COMFY, ANYC, "one image at a time", "Empty Latent Image: batch_size #", CH_BATCH, "none",
      1.0, "same images, one after another", 0, 0, NULL},
     {G_COMFY, ANYC, "lower resolution, then upscale", "Empty Latent Image: width/height #", CH_RES,
@@ -500,19 +503,19 @@ static const struct rule rules[] = {
     {G_COMFY, ANYC, "fewer frames or 480p (video)", "length 49, 832x480", CH_FRAMES, "minor", 1.0,
      "shorter or smaller clip", 0, 0, w_video},
     {G_COMFY, ANYC, "block swap (Wan video wrapper)", "WanVideo BlockSwap: blocks_to_swap #",
-     CH_SWAP, "none", 0.7, "about 30 % slower", 0, 0, w_video},
-    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", 0.95,
+     CH_SWAP, "none", SPD, "the swapped blocks cross PCIe every step", 0, 0, w_video},
+    {G_COMFY, ANYC, "text encoders on the CPU", "Load CLIP: device cpu", CH_TECPU, "none", SPD,
      "slower prompt encoding", 0, 0, NULL},
     {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
-     CH_LOWVRAM, "none", 0.25, "several times slower", 0, 0, NULL},
+     CH_LOWVRAM, "none", SPD, "the weights cross PCIe every step", 0, 0, NULL},
     /* diffusers and other PyTorch image/video pipelines, the same ladder in their words */
-    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", 0.95,
+    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", SPD,
      "a few seconds more", 0, IMG, w_decode},
     {G_SCRIPT, ANYC, "fp8 / 8-bit transformer weights",
      "transformer = ...from_pretrained(..., "
      "quantization_config=BitsAndBytesConfig(load_in_8bit=True))",
-     CH_FP8, "minor", 0.9, "slight loss of fine detail", P_CUDA, IMG, NULL},
-    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", 0.95,
+     CH_FP8, "minor", SPD, "slight loss of fine detail", P_CUDA, IMG, NULL},
+    {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", SPD,
      "a few seconds more", 0, IMG, w_not_decode},
     {G_SCRIPT, ANYC, "one image at a time", "num_images_per_prompt=#", CH_BATCH, "none", 1.0,
      "same images, one after another", 0, IMG, NULL},
@@ -521,27 +524,27 @@ static const struct rule rules[] = {
     {G_SCRIPT, ANYC, "fewer frames or 480p (video)", "num_frames=49, height=480, width=832",
      CH_FRAMES, "minor", 1.0, "shorter or smaller clip", 0, IMG, w_video},
     {G_SCRIPT, ANYC, "components on the GPU only while they run", "pipe.enable_model_cpu_offload()",
-     CH_TECPU, "none", 0.8, "slower steps between components", 0, IMG, NULL},
+     CH_TECPU, "none", SPD, "slower steps between components", 0, IMG, NULL},
     {G_SCRIPT, ANYC, "offload layer by layer as a last resort",
-     "pipe.enable_sequential_cpu_offload()", CH_LOWVRAM, "none", 0.25, "several times slower", 0,
-     IMG, NULL},
+     "pipe.enable_sequential_cpu_offload()", CH_LOWVRAM, "none", SPD,
+     "the weights cross PCIe every step", 0, IMG, NULL},
     /* Ollama */
     {G_OLLAMA, ANYC, "shorter context", "OLLAMA_CONTEXT_LENGTH=# (or the num_ctx parameter)",
      CH_CTX, "minor", 1.0, "forgets earlier parts of long chats", 0, 0, NULL},
-    {G_OLLAMA, ANYC, "fewer layers on the GPU", "num_gpu #", CH_NGL, "none", 0.3,
-     "several times slower (ollama ps shows CPU/GPU)", 0, 0, NULL},
+    {G_OLLAMA, ANYC, "fewer layers on the GPU", "num_gpu #", CH_NGL, "none", SPD,
+     "CPU layers at host memory speed (ollama ps shows CPU/GPU)", 0, 0, NULL},
     {G_OLLAMA, ANYC, "8-bit KV cache", "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0", CH_KV8,
      "none", 1.0, "none measurable", 0, 0, NULL},
     {G_OLLAMA, ANYC, "leave headroom Ollama's estimate misses", "OLLAMA_GPU_OVERHEAD=1073741824",
      CH_NONE, "none", 1.0, "a layer or two more on the CPU", 0, 0, NULL},
     /* llama.cpp, by the buffer that failed: weights, KV cache, compute graph */
-    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
-     "several times slower", 0, 0, w_buf_not_kv_compute},
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", SPD,
+     "CPU layers at host memory speed", 0, 0, w_buf_not_kv_compute},
     {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
      "minor", 1.0, "some loss of quality", 0, 0, w_buf_weights},
     {G_LLAMACPP, ANYC, "MoE experts on the CPU", "--n-cpu-moe N (the first N layers' experts)",
-     CH_NONE, "none", 0.7, "expert layers run on the CPU", 0, 0, w_moe_maybe},
-    {G_LLAMACPP, ANYC, "a smaller compute batch", "-ub 256 -b 256", CH_UBATCH, "none", 0.9,
+     CH_NONE, "none", SPD, "expert layers run on the CPU", 0, 0, w_moe_maybe},
+    {G_LLAMACPP, ANYC, "a smaller compute batch", "-ub 256 -b 256", CH_UBATCH, "none", SPD,
      "slower prompt processing", 0, 0, w_buf_compute},
     {G_LLAMACPP, ANYC, "shorter context", "-c #", CH_CTX, "minor", 1.0,
      "forgets earlier parts of long chats", 0, 0, w_buf_kv},
@@ -553,11 +556,11 @@ static const struct rule rules[] = {
      "forgets earlier parts of long chats", 0, 0, w_buf_unknown},
     {G_LLAMACPP, ANYC, "a smaller quant of the same model", "a # (or smaller) GGUF file", CH_Q4,
      "minor", 1.0, "some loss of quality", 0, 0, w_buf_unknown},
-    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", 0.3,
-     "several times slower", 0, 0, w_buf_kv_compute},
+    {G_LLAMACPP, ANYC, "fewer layers on the GPU", "-ngl #", CH_NGL, "none", SPD,
+     "CPU layers at host memory speed", 0, 0, w_buf_kv_compute},
     /* vLLM: the engine's own number first */
     {G_VLLM, ANYC, "fewer requests at once (the sampler warms up for each)", "--max-num-seqs #",
-     CH_USERS, "none", 0.8, "lower throughput under load", 0, 0, w_vllm_sampler},
+     CH_USERS, "none", SPD, "lower throughput under load", 0, 0, w_vllm_sampler},
     {G_VLLM, ANYC, "a maximum length the KV cache holds", "--max-model-len #", CH_SEQ_N, "minor",
      1.0, "longer requests are refused", 0, 0, w_vllm_seq},
     {G_VLLM, "kv_cache", "give vLLM more of the card", "--gpu-memory-utilization #", CH_UTIL,
@@ -570,17 +573,17 @@ static const struct rule rules[] = {
      "longer requests are refused", 0, 0, w_not_vllm_seq},
     {G_VLLM, ANYC, "8-bit KV cache", "--kv-cache-dtype fp8", CH_KV8, "minor", 1.0,
      "twice the tokens; a small accuracy cost", 0, 0, w_not_no_blocks},
-    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", 0.8,
+    {G_VLLM, ANYC, "fewer requests at once", "--max-num-seqs #", CH_USERS, "none", SPD,
      "lower throughput under load", 0, 0, w_not_startup_sampler},
-    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", 0.85,
-     "10-20 % slower decoding", 0, 0, NULL},
+    {G_VLLM, ANYC, "no CUDA graphs", "--enforce-eager", CH_EAGER, "none", SPD,
+     "no CUDA graphs while decoding", 0, 0, NULL},
     {G_VLLM, ANYC, "split over two cards", "--tensor-parallel-size 2", CH_TP2, "none", 1.0,
      "a second card", 0, 0, w_not_no_blocks},
     /* training, in the guide's order */
-    {G_SCRIPT, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", 0.95,
+    {G_SCRIPT, ANYC, "smaller micro-batch, same effective batch", "#", CH_BATCH, "none", SPD,
      "no quality cost", 0, TRN, NULL},
-    {G_SCRIPT, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", 0.75,
-     "20-30 % slower", 0, TRN, NULL},
+    {G_SCRIPT, ANYC, "gradient checkpointing", "gradient_checkpointing=True", CH_CKPT, "none", SPD,
+     "recomputes the forward pass", 0, TRN, NULL},
     {G_SCRIPT, ANYC, "fused cross-entropy (Liger kernels)", "use_liger_kernel=True", CH_LIGER,
      "none", 1.0, "pip install liger-kernel", P_CUDA | P_ROCM, TRN, NULL},
     {G_SCRIPT, ANYC, "bf16 mixed precision (Ampere or newer)", "bf16=True", CH_BF16, "none", 1.0,
@@ -590,23 +593,24 @@ static const struct rule rules[] = {
     {G_SCRIPT, ANYC, "LoRA instead of full fine-tuning", "peft LoraConfig(r=16)", CH_LORA, "minor",
      1.0, "adapters, not the full model", 0, TRN, NULL},
     {G_SCRIPT, ANYC, "QLoRA (4-bit base model)", "BitsAndBytesConfig(load_in_4bit=True) + LoRA",
-     CH_QLORA, "minor", 0.8, "slower steps, 4-bit base", P_CUDA | P_ROCM | P_XPU, TRN, NULL},
+     CH_QLORA, "minor", SPD, "4-bit base, dequantized per step", P_CUDA | P_ROCM | P_XPU, TRN,
+     NULL},
     {G_SCRIPT, ANYC, "shorter sequences", "max_seq_length=#", CH_CTX, "minor", 1.0,
      "long examples are cut", 0, TRN, NULL},
     {G_SCRIPT, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
-     CH_TP2, "none", 0.9, "a second card", P_CUDA | P_ROCM, TRN, NULL},
+     CH_TP2, "none", SPD, "a second card", P_CUDA | P_ROCM, TRN, NULL},
     /* inference with transformers / a PyTorch script */
     {G_SCRIPT, ANYC, "fewer sequences at once", "batch_size=# (or fewer prompts per generate())",
-     CH_USERS, "none", 0.8, "lower throughput", 0, INF, NULL},
+     CH_USERS, "none", SPD, "lower throughput", 0, INF, NULL},
     {G_SCRIPT, ANYC, "shorter inputs and outputs", "max_new_tokens=<fewer>, truncate the prompt",
      CH_CTX, "minor", 1.0, "shorter answers", 0, INF, NULL},
     {G_SCRIPT, ANYC, "4-bit weights",
      "from_pretrained(..., quantization_config=BitsAndBytesConfig(load_in_4bit=True))", CH_QLORA,
-     "minor", 0.8, "slightly lower quality", P_CUDA, INF, NULL},
+     "minor", SPD, "slightly lower quality", P_CUDA, INF, NULL},
     {G_SCRIPT, ANYC, "spread the model over the cards and the CPU",
      "from_pretrained(..., device_map=\"auto\", max_memory={0: \"<card minus 2 GiB>\", \"cpu\": "
      "\"64GiB\"})",
-     CH_NONE, "none", 0.3, "CPU layers are several times slower", 0, INF, NULL},
+     CH_NONE, "none", SPD, "CPU layers at host memory speed", 0, INF, NULL},
     /* a PyTorch job the log does not say more of */
     {G_SCRIPT, ANYC, "smaller batch",
      "batch_size = <half> (the tensors of one step shrink with it)", CH_NONE, "none", 1.0,
@@ -624,7 +628,7 @@ static const struct rule rules[] = {
     {G_ANY, "!other_process", "lift PyTorch's MPS memory cap (last resort)",
      "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 (before starting; ComfyUI: before python "
      "main.py)",
-     CH_NONE, "none", 0.5, "the Mac may swap hard or freeze", P_MPS, 0, NULL},
+     CH_NONE, "none", SPD, "the Mac may swap hard or freeze", P_MPS, 0, NULL},
     /* any PyTorch-based tool with a heavy cache, when nothing else applies */
     {G_TORCH, "unknown workload_too_large", "measure the peak first",
      "torch.cuda.max_memory_allocated()", CH_NONE, "none", 1.0, "none", P_CUDA | P_ROCM, 0, NULL},
@@ -746,9 +750,10 @@ static const char *tag_words(struct vf_arena *a, unsigned mask, const char *cons
 
 /* The workload the log describes, as far as it does. */
 struct known {
-    bool ok;             /* model resolved and the engine estimated it */
-    bool resolved;       /* the model resolved (m is filled) */
-    const char *missing; /* why not */
+    const struct vf_catalog *cat; /* for the card of the speed factor (F-SPD-16) */
+    bool ok;                      /* model resolved and the engine estimated it */
+    bool resolved;                /* the model resolved (m is filled) */
+    const char *missing;          /* why not */
     struct vf_model m;
     struct vf_workload w;
     struct vf_estimate est;
@@ -1411,6 +1416,10 @@ static void make_fix(struct vf_arena *a, const struct rule *r, const struct know
         .speed_factor = r->speed,
         .cost = r->cost,
     };
+    if (r->speed < 0) /* F-SPD-16 */
+        f->speed_factor = changed && k->ok ? vf__fix_speed(a, k->cat, k->w.gpu, s->ev->total_bytes,
+                                                           &k->m, &k->w, &k->est, &x.w)
+                                           : 0;
     if (is(s->d->cause, "host_ram") || is(s->d->cause, "not_vram"))
         f->missing = is(s->d->cause, "host_ram") ? "host RAM is not what vramfit estimates"
                                                  : "shared memory per block is not VRAM";
@@ -1428,7 +1437,7 @@ static void make_fix(struct vf_arena *a, const struct rule *r, const struct know
 
 static bool fix_is_free(const struct vf_fix *f, uint64_t need)
 {
-    return is(f->quality, "none") && f->speed_factor >= 0.95 && f->saves_bytes != VF_UNKNOWN &&
+    return is(f->quality, "none") && f->speed_factor >= 1.0 && f->saves_bytes != VF_UNKNOWN &&
            need != VF_UNKNOWN && f->saves_bytes >= need;
 }
 
@@ -1662,6 +1671,7 @@ static enum vf_err explain(struct vf_arena *a, const struct vf_oom_event *events
                     .m = k->resolved ? &k->m : NULL};
     s.job = job_of(g, tool, ctx, opts, s.m);
     build(a, ctx, opts, g, s.job, tool, k);
+    k->cat = opts ? opts->catalog : NULL;
     s.est = k->ok ? &k->est : NULL;
     out->tool = tool;
     out->group = group_names[g];

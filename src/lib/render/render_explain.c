@@ -221,6 +221,10 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
             vf__sb_printf(&b, "  %2zu  %-46s %-18s %s\n", i + 1, f->title, s1,
                           f->cost ? f->cost : "");
             vf__sb_printf(&b, "        %s\n", f->command);
+            if (f->speed_factor > 0 && (f->speed_factor < 0.995 || f->speed_factor > 1.005))
+                vf__sb_printf(&b, "        time: about %.2f%s %s on this card (F-SPD-16)\n",
+                              f->speed_factor < 1 ? 1 / f->speed_factor : f->speed_factor, "x",
+                              f->speed_factor < 1 ? "slower" : "faster");
             if (f->saves_bytes == VF_UNKNOWN && f->missing)
                 vf__sb_printf(&b, "        (no saving computed: %s)\n", f->missing);
             else if (f->still_short_bytes != VF_UNKNOWN && f->still_short_bytes)

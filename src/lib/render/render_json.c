@@ -323,6 +323,14 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
         fit_jw(&j, fit);
     if (fit && e->task == VF_TASK_INFER && (fit->speed.known || fit->speed.why))
         speed_jw(&j, &fit->speed);
+    if (fit && fit->job && e->task != VF_TASK_INFER && (fit->job->known || fit->job->why))
+        vf__job_speed_jw(&j, "speed", fit->job); /* issue 24 */
+    if (fit && fit->job && e->task == VF_TASK_INFER && fit->job->known)
+        vf__job_speed_jw(&j, "offload_speed", fit->job);
+    if (fit && fit->job)
+        vf__job_cost_jw(&j, "cost", fit->job);
+    if (fit && fit->choice)
+        vf__choice_jw(&j, fit->choice);
     vf__jw_close(&j);
     return vf__jw_done(&j);
 }

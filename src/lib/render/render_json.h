@@ -65,4 +65,10 @@ void vf__jw_null(struct vf__jw *j, const char *key);
 /* The document with a final newline; NULL when memory ran out or a container is open. */
 char *vf__jw_done(struct vf__jw *j);
 
+/* issue 24 (render_speed.c): a job's speed, its cost and the fix-or-bigger-card choice. */
+void vf__job_speed_jw(struct vf__jw *j, const char *key, const struct vf_job_speed *s);
+void vf__job_cost_jw(struct vf__jw *j, const char *key, const struct vf_job_speed *s);
+void vf__choice_jw(struct vf__jw *j, const struct vf_speed_choice *c);
+void vf__job_speed_text(struct vf__sb *s, const struct vf_fit *f, bool ascii);
+
 #endif

@@ -5,6 +5,7 @@
  * every number explained, every fix typed out so it can be copied.
  */
 #include "internal.h"
+#include "render/render_json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -358,6 +359,7 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
         fit_limits(&s, e, fit);
         if (fit->speed.known)
             speed_text(&s, &fit->speed);
+        vf__job_speed_text(&s, fit, ascii); /* issue 24 */
     }
     estimate_notes(&s, e, fit);
     return vf__sb_done(&s);

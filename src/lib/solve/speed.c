@@ -46,8 +46,9 @@
 #define RANGE_LO 0.80
 #define RANGE_HI 1.20
 
-/* GB/s of one PCIe lane per generation (gen 3: ~0.985 GB/s, doubling each generation). */
-static double pcie_gbps(const struct vf_gpu_spec *g)
+/* GB/s of the card's PCIe slot (also solve/speed_*.c, issue 24): one PCIe lane per generation (gen
+ * 3: ~0.985 GB/s, doubling each generation). */
+double vf__pcie_gbps(const struct vf_gpu_spec *g)
 {
     if (!g->pcie_gen || !g->pcie_lanes)
         return 16.0; /* gen 3 x16, the slowest slot a data-centre card sits in */
@@ -180,7 +181,7 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
     }
     out->bw_gbps = r.bw / 1e9;
     r.flops = rate * 1e12 * out->eta_compute * r.n;
-    r.link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : pcie_gbps(g)) * 1e9;
+    r.link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : vf__pcie_gbps(g)) * 1e9;
     double users = in->users ? (double)in->users : 1.0;
     double b = in->max_users && (double)in->max_users < users ? (double)in->max_users : users;
     if (b < 1)
