@@ -247,7 +247,9 @@ static void qlora_base(void **state)
  * F-TRAIN-27: the recomputed layer's backward also holds the gradients of its input, output
  * and MLP's widest tensors, 2 (2 x 4096 + 3 x 14,336) = 102,400 B/token: with checkpointing
  * 471,180 + 102,400 = 573,580 B/token x 2048 = 1,174,691,840.
- * F-TRAIN-08 logits (transformers 4.46+): 2048 x 128,256 x 12 = 3,152,019,456 either way.
+ * F-TRAIN-08 logits (transformers 4.46+, the loss's forward: 16-bit logits 2 + fp32 upcast 4 +
+ * shifted contiguous copy 4 + log_softmax output 4, train_presets.c LOGITS_TF446):
+ * 2048 x 128,256 x 14 = 3,677,356,032 either way.
  */
 static void checkpointing(void **state)
 {
@@ -256,12 +258,12 @@ static void checkpointing(void **state)
     struct vf_workload w = {.ctx_tokens = 2048};
     struct vf_estimate e = train(&m, w);
     assert_u64(th_component(&e, "activations"), 12138848256ULL);
-    assert_u64(th_component(&e, "logits"), 3152019456ULL);
+    assert_u64(th_component(&e, "logits"), 3677356032ULL);
     uint64_t before = e.total_bytes;
     w.train.grad_checkpointing = true;
     e = train(&m, w);
     assert_u64(th_component(&e, "activations"), 1174691840ULL);
-    assert_u64(th_component(&e, "logits"), 3152019456ULL);
+    assert_u64(th_component(&e, "logits"), 3677356032ULL);
     assert_true(e.total_bytes < before);
     /* activations scale with batch x sequence */
     w.train.batch = 2;
@@ -661,9 +663,13 @@ static void knobs_by_name(void **state)
 /*
  * F-TRAIN-22: each framework's defaults, as its source sets them (train_presets.c):
  *   hf: transformers training_args.py TrainingArguments gradient_checkpointing=False, the
- *     plain loss; loss/loss_utils.py ForCausalLMLoss upcasts inside the loss from 4.46 (12 B
- *     per token x vocab, F-TRAIN-08), 4.45's LlamaForCausalLM.forward returned fp32 logits and
- *     shifted a contiguous fp32 copy (16 B);
+ *     plain loss; loss/loss_utils.py ForCausalLMLoss upcasts inside the loss from 4.46, so its
+ *     forward holds the 16-bit logits beside the fp32 upcast, the shifted contiguous copy and
+ *     the log_softmax output (2 + 4 + 4 + 4 = 14 B per token x vocab, F-TRAIN-08); 4.45's
+ *     LlamaForCausalLM.forward replaced the 16-bit logits by the fp32 ones (4 + 4 + 4 = 12,
+ *     as backward: saved log-probabilities, incoming and produced gradients; the Trainer's
+ *     compute_loss drops the returned logits before backward);
+ *   llama-factory: 0.9.1+ on transformers 4.46+ (14); before, transformers < 4.46 (12);
  *   trl: trl/trainer/sft_config.py SFTConfig gradient_checkpointing=True, bf16=True,
  *     loss_type "chunked_nll" (1.x; 0.20 the plain loss; before 0.20 no checkpointing);
  *   unsloth: models/llama.py get_peft_model use_gradient_checkpointing="unsloth" (offloaded),
@@ -692,21 +698,22 @@ static void framework_presets(void **state)
         bool fused, in_bwd;
         unsigned logit_bytes;
     } want[] = {
-        {"hf", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
-        {"hf@4.45", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 16},
-        {"trl", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 12},
-        {"trl@0.20", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
-        {"trl@0.19.1", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 16},
-        {"unsloth", VF_GC_OFFLOAD, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 12},
+        {"hf", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 14},
+        {"hf@4.45", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
+        {"trl", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 14},
+        {"trl@0.20", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 14},
+        {"trl@0.19.1", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
+        {"unsloth", VF_GC_OFFLOAD, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 14},
         {"unsloth@2024.5", VF_GC_OFFLOAD, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 2},
-        {"torchtune", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 0, true, true, 12},
+        {"torchtune", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 0, true, true, 14},
         {"torchtune@0.5", VF_GC_FULL, VF_PREC_PURE_BF16, VF_OPT_PAGED_ADAMW8BIT, 8, false, true,
-         12},
-        {"axolotl", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW8BIT, 0, false, false, 12},
-        {"llama-factory", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
+         14},
+        {"axolotl", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW8BIT, 0, false, false, 14},
+        {"llama-factory", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 14},
+        {"llama-factory@0.9.0", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
         {"torchtitan", VF_GC_SELECTIVE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
-        {"deepspeed", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 12},
-        {"default", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 12},
+        {"deepspeed", VF_GC_NONE, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, 14},
+        {"default", VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, true, false, 14},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         w.train = (struct vf_train_opts){.method = VF_TRAIN_FULL};
@@ -754,7 +761,7 @@ static void framework_presets(void **state)
  * gradients (2P = 16,060,522,496) exist from backward to the step and are freed
  * (zero_grad(set_to_none=True), torch 2.x default) before the next forward, so the step
  * holds weights + gradients + master + AdamW = 16P = 128,484,179,968 and the start of
- * backward holds 14P + activations 12,138,848,256 + logits 3,152,019,456 = 127,714,525,184
+ * backward holds 14P + activations 12,138,848,256 + logits 3,677,356,032 = 128,239,861,760
  * (checkpointing test): the step is the peak, total = 16P + overhead. With 2 accumulation
  * steps the gradients stay beside the activations: 16P + 15,290,867,712 + overhead.
  */
@@ -768,7 +775,7 @@ static void peak_phase(void **state)
     assert_u64(e.total_bytes, 128484179968ULL + ovh);
     e = train(&m, (struct vf_workload){.ctx_tokens = 2048, .train = {.grad_accum = 2}});
     assert_string_equal(e.peak_phase, "backward");
-    assert_u64(e.total_bytes, 128484179968ULL + 12138848256ULL + 3152019456ULL + ovh);
+    assert_u64(e.total_bytes, 128484179968ULL + 12138848256ULL + 3677356032ULL + ovh);
 }
 
 /*
@@ -796,7 +803,7 @@ static void paged_apart(void **state)
  *   hf QLoRA (prepare_model_for_kbit_training): fp32 checkpointed inputs 32 x 4 x 4096 =
  *     524,288 + 184,456 + 102,400 + 24,580 + the lm_head input in fp32, 2 x 4096 more =
  *     843,916 B/token x 2048 = 1,728,339,968; its logits hold the lm_head's bf16 autocast
- *     copy autograd saves, 128,256 x 4096 x 2 = 1,050,673,152, beside 2048 x 128,256 x 12;
+ *     copy autograd saves, 128,256 x 4096 x 2 = 1,050,673,152, beside 2048 x 128,256 x 14;
  *   unsloth LoRA (inputs offloaded, two in flight; fused RMSNorm 2 (2 x 4096 + 4) = 16,392 and
  *     SwiGLU 2 (4096 + 3 x 14,336) = 94,208 with attention 28,800: a layer 139,400):
  *     2 x 2 x 4096 + 139,400 + 102,400 + final norm 2 x 4096 + 4 + lm_head input 8192 =
@@ -811,7 +818,7 @@ static void kbit_offload_compile(void **state)
     struct vf_estimate e =
         train(&m, (struct vf_workload){.ctx_tokens = 2048, .train = {.method = VF_TRAIN_QLORA}});
     assert_u64(th_component(&e, "activations"), 1728339968ULL);
-    assert_u64(th_component(&e, "logits"), 3152019456ULL + 1050673152ULL);
+    assert_u64(th_component(&e, "logits"), 3677356032ULL + 1050673152ULL);
     e = train(&m,
               (struct vf_workload){.ctx_tokens = 2048,
                                    .train = {.method = VF_TRAIN_LORA, .framework = VF_FW_UNSLOTH}});
@@ -870,7 +877,9 @@ static void encoder_refused(void **state)
  * AdamW states 41,943,040 x (4 + 4 + 8) (F-TRAIN-04) + activations 964,976,640 (F-TRAIN-07) +
  * logits 3,152,019,456 (F-TRAIN-08) + overhead 667,354,312 (F-TRAIN-09) = 21,515,961,544 B
  * = 20.04 GiB before issue 22; + the recomputed layer's backward 209,715,200 (F-TRAIN-27,
- * checkpointing) + 5 % of it for slack 10,485,760 = 21,736,162,504 B = 20.24 GiB.
+ * checkpointing) + 5 % of it for slack 10,485,760 = 21,736,162,504 B = 20.24 GiB; + the
+ * 16-bit logits beside the loss's fp32 copies (transformers 4.46 ForCausalLMLoss, F-TRAIN-08)
+ * 2048 x 128,256 x 2 = 525,336,576 and 5 % of it 26,266,829 = 22,287,765,909 B = 20.76 GiB.
  */
 static void fixes_in_order(void **state)
 {
@@ -891,7 +900,7 @@ static void fixes_in_order(void **state)
         if (strncmp(e.fixes[i], order[i], strlen(order[i])))
             fail_msg("fix %zu: '%s', expected '%s...'", i, e.fixes[i], order[i]);
     assert_string_equal(e.fixes[8], "together: --batch 1 --grad-accum 4 --grad-checkpointing full "
-                                    "--method lora: peak 20.24 GiB (fits)");
+                                    "--method lora: peak 20.76 GiB (fits)");
     /* each saving is the difference of two estimates: check the first one */
     struct vf_estimate b1 = train(&m, (struct vf_workload){.train = {.batch = 1, .grad_accum = 4}});
     char want[32];

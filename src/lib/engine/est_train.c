@@ -1100,8 +1100,9 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                    r->ce_chunks);
     else
         vf__assume(a, e,
-                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at its "
-                   "backward (%s); chunked or fused cross-entropy (--chunked-ce, --liger) needs "
+                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at the "
+                   "loss's larger phase (%s); chunked or fused cross-entropy (--chunked-ce, "
+                   "--liger) needs "
                    "far less (F-TRAIN-08)",
                    r->compile       ? 2 * r->u
                    : r->logit_bytes ? r->logit_bytes

@@ -14,13 +14,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* F-TRAIN-08/22: bytes per token x vocab at the plain cross-entropy's backward. transformers
- * >= 4.46 (loss/loss_utils.py ForCausalLMLoss): the 16-bit logits the model returns (2), the
- * fp32 log_softmax output saved (4), its incoming gradient (4) and the fp32 gradient it
- * produces (4); before (4.45 LlamaForCausalLM.forward: logits = logits.float(), then
- * shift_logits.contiguous()) the returned logits are fp32: 4 + 4 + 4 + 4. */
-#define LOGITS_TF446 12
-#define LOGITS_TF445 16
+/* F-TRAIN-08/22: bytes per token x vocab the plain cross-entropy holds at its peak, the larger
+ * of its two phases (the Trainer's compute_loss drops the model's outputs before backward, so
+ * the logits it returns are not live at backward). Backward, every release: the fp32
+ * log_softmax output nll_loss saved (4), its incoming gradient (4) and the gradient it
+ * produces (4) = 12. Forward, at log_softmax: transformers >= 4.46 (loss/loss_utils.py
+ * ForCausalLMLoss: logits = logits.float(); shift_logits = logits[..., :-1, :].contiguous())
+ * keeps the 16-bit logits LlamaForCausalLM.forward holds (2) beside the fp32 upcast (4), its
+ * shifted contiguous copy (4) and the log_softmax output (4) = 14, the peak; before (4.45
+ * LlamaForCausalLM.forward: logits = logits.float() replaces the 16-bit logits, then
+ * shift_logits.contiguous()) 4 + 4 + 4 = 12, the same as backward. torchtitan's loss
+ * (components/loss.py cross_entropy_loss on pred.flatten(0, 1).float(), labels already
+ * shifted, `del pred` before backward) holds 2 + 4 + 4 forward: backward's 12. */
+#define LOGITS_TF446 14
+#define LOGITS_TF445 12
+#define LOGITS_TITAN 12
 /* Unsloth's cross-entropy kernel before its fused loss: the 16-bit logits, the gradient
  * written over them (2). */
 #define LOGITS_INPLACE 2
@@ -75,14 +83,19 @@ static const struct vf__train_preset presets[] = {
     /* LLaMA-Factory: hparams/model_args.py disable_gradient_checkpointing=False (so on),
      * upcast_layernorm=False, upcast_lmhead_output=False (no fp32 cast of the frozen base);
      * bf16: true in its examples; optim adamw_torch. */
-    {VF_FW_LLAMA_FACTORY, "llama-factory", "0.8", "LLaMA-Factory 0.8+ (model_args.py)", VF_GC_FULL,
-     VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, false, false, LOGITS_TF446, 0},
+    {VF_FW_LLAMA_FACTORY, "llama-factory", "0.9.1",
+     "LLaMA-Factory 0.9.1+ (model_args.py; transformers 4.46+)", VF_GC_FULL, VF_PREC_BF16,
+     VF_OPT_ADAMW, 0, false, false, false, false, LOGITS_TF446, 0},
+    /* before 0.9.1 its requirements.txt capped transformers below 4.46 (the fp32 logits in
+     * the model's forward) */
+    {VF_FW_LLAMA_FACTORY, "llama-factory", "0.5", "LLaMA-Factory 0.5-0.9.0 (transformers < 4.46)",
+     VF_GC_FULL, VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, false, false, LOGITS_TF445, 0},
     /* torchtitan: models/llama3/train_configs/llama3_8b.toml [activation_checkpoint]
      * mode = "selective" (op policy), compile = false; FSDP2 MixedPrecisionPolicy
      * param_dtype bf16, reduce_dtype fp32 (fp32 sharded parameters); plain cross-entropy on
      * the bf16 logits upcast to fp32. */
     {VF_FW_TORCHTITAN, "torchtitan", "0.1", "torchtitan (llama3_8b.toml)", VF_GC_SELECTIVE,
-     VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, false, false, LOGITS_TF446, 0},
+     VF_PREC_BF16, VF_OPT_ADAMW, 0, false, false, false, false, LOGITS_TITAN, 0},
     /* DeepSpeed under the transformers Trainer (integrations/deepspeed.py): the Trainer's
      * defaults; ZeRO as configured. */
     {VF_FW_DEEPSPEED, "deepspeed", "0.14", "DeepSpeed via transformers Trainer", VF_GC_NONE,
