@@ -25,7 +25,7 @@ static struct vf_estimate train(const struct vf_model *m, struct vf_workload w)
     struct vf_error err = {0};
     w.task = VF_TASK_TRAIN;
     /* the expected numbers below are derived under the transformers Trainer's preset (hf
-     * 4.46+, F-TRAIN-22): no checkpointing unless asked, the plain loss's 12 B per token x
+     * 4.46+, F-TRAIN-22): no checkpointing unless asked, the plain loss's 14 B per token x
      * vocab; tests of the other presets name theirs */
     if (w.train.framework == VF_FW_DEFAULT)
         w.train.framework = VF_FW_HF;
@@ -310,8 +310,8 @@ static void zero3_8gpus(void **state)
  *   524,288 = 1,073,741,824 alone: the total lands in the guide's 10-16 GB.
  *   70B: NF4 base 39,517,148,352 + embeddings and lm_head again 4,202,692,608 = 43.7e9
  *   before adapters, fp32 checkpointed inputs 80 x 2048 x 8192 x 4 = 5,368,709,120 and the
- *   rest: "about 48 GB" read as within 15 % (40.8-55.2 GB), comfortably on 80 GB as the guide
- *   says (the sum is 55.0e9: the guide's figure is the low side of it).
+ *   rest: within 15 % of "about 48 GB" (40.8-55.2 GB) at 2048 tokens (55.0e9); at TRL's own
+ *   default length, 1024, within 10 % (below).
  */
 static void guide_qlora(void **state)
 {
@@ -330,6 +330,24 @@ static void guide_qlora(void **state)
     assert_true(e.total_bytes >= 40800000000ULL && e.total_bytes <= 55200000000ULL);
     /* the 102 GiB of wave 1 came from no checkpointing: PEFT's recipe turns it on */
     assert_true(e.total_bytes < 60000000000ULL);
+    /* F-TRAIN-22: with no --seq, TRL truncates each sample to its max_length, 1024
+     * (trl/trainer/sft_config.py SFTConfig.max_length; before 0.16 SFTTrainer.__init__'s
+     * max_seq_length = min(tokenizer.model_max_length, 1024)): the fp32 checkpointed inputs
+     * halve, 80 x 1024 x 8192 x 4 = 2,684,354,560, and the recomputed layer with them;
+     * weights 45,020,615,872 (as at 2048) + adapter gradients 828,375,040 + AdamW
+     * 1,656,750,080 + activations 3,334,746,112 + chunked loss 33,193,984 + overhead
+     * 629,901,512 = 51,503,582,600 B, 7 % over the guide's "about 48 GB" (within 10 %) */
+    w.ctx_tokens = 0;
+    e = train(&m70, w);
+    assert_u64(e.ctx_tokens, 1024);
+    assert_u64(th_component(&e, "weights"), 45020615872ULL);
+    assert_true(th_component(&e, "activations") >= 2684354560ULL);
+    assert_u64(e.total_bytes, 51503582600ULL);
+    assert_true(e.total_bytes >= 43200000000ULL && e.total_bytes <= 52800000000ULL);
+    /* the transformers Trainer has no such truncation: the data's length, 2048 by default */
+    w.train.framework = VF_FW_HF;
+    e = train(&m70, w);
+    assert_u64(e.ctx_tokens, 2048);
 }
 
 /* Defaults are said, knobs out of range and unmodelled storage are errors. */

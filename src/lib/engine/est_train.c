@@ -323,7 +323,10 @@ static enum vf_err llm_knobs(const struct vf_model *m, const struct vf_workload 
                              struct vf__train_run *r, struct vf_error *err)
 {
     const struct vf_train_opts *t = &w->train;
-    r->seq = w->ctx_tokens ? w->ctx_tokens : TRAIN_DEFAULT_SEQ;
+    /* F-TRAIN-06/22: the trainer's own truncation (TRL's max_length) when it has one */
+    r->seq = w->ctx_tokens                 ? w->ctx_tokens
+             : r->preset && r->preset->seq ? r->preset->seq
+                                           : TRAIN_DEFAULT_SEQ;
     r->batch = t->batch ? t->batch : 1;
     if (r->fused_ce)
         r->ce_chunks = 0; /* F-TRAIN-18: a fused loss replaces the chunked one */
@@ -1042,7 +1045,12 @@ static void assume_batch(struct vf_arena *a, const struct vf_workload *w, const 
                          struct vf_estimate *e)
 {
     const struct vf__train_run *r = &s->r;
-    if (!w->ctx_tokens)
+    if (!w->ctx_tokens && r->preset && r->preset->seq)
+        vf__assume(a, e,
+                   "sequence %llu tokens per sample: the framework truncates to it by default "
+                   "(TRL SFTConfig max_length; --seq to change) (F-TRAIN-22)",
+                   (unsigned long long)r->seq);
+    else if (!w->ctx_tokens)
         vf__assume(a, e, "sequence %d tokens per sample: the default (--seq to change)",
                    TRAIN_DEFAULT_SEQ);
     vf__assume(a, e,

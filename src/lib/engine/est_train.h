@@ -39,6 +39,7 @@ struct vf__train_preset {
     bool kbit_prep;       /* QLoRA through PEFT's prepare_model_for_kbit_training */
     unsigned logit_bytes; /* plain loss: bytes per token x vocab at its backward (F-TRAIN-08) */
     unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab autograd keeps */
+    uint32_t seq;         /* tokens a sample is truncated to by default, 0 = F-TRAIN-06's */
 };
 
 /* The preset of fw at `version` (NULL: the newest; VF_FW_DEFAULT: trl). */
