@@ -1199,12 +1199,17 @@ static void assume_framework(struct vf_arena *a, const struct vf_workload *w, co
 }
 
 /* F-TRAIN-09: what the runtime overhead counts. */
-static void assume_overhead(struct vf_arena *a, struct vf_estimate *e)
+static void assume_overhead(struct vf_arena *a, const struct vf__train_run *r,
+                            struct vf_estimate *e)
 {
     vf__assume(a, e,
-               "runtime overhead: CUDA context ~400 MiB with lazy loading (pytorch#109888) + "
-               "cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
+               "runtime overhead: CUDA context ~400 MiB with lazy module loading "
+               "(pytorch#109888; PyTorch 1.13+ sets CUDA_MODULE_LOADING=LAZY on CUDA 11.7+)%s "
+               "+ cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
                "allocator slack (Megatron-LM overhead_factor; F-TRAIN-09)",
+               r->eager ? ", + 362 MiB as --cuda-module-loading eager loads every kernel "
+                          "(pytorch PR #86509: 666,632,192 B eager vs 287,047,680 lazy)"
+                        : " (--cuda-module-loading eager: +362 MiB)",
                VF_RT_ALLOC_SLACK_PCT);
 }
 
@@ -1276,7 +1281,7 @@ static enum vf_err llm_estimate(struct vf_arena *a, const struct vf_model *m,
     add_master(a, e, &s);
     add_activations(a, m, &s, e);
     add_logits(a, m, &s, e);
-    vf__train_add_overhead(e, vf__sat_add(s.acts, s.logits));
+    vf__train_add_overhead(e, vf__sat_add(s.acts, s.logits), s.r.eager);
     add_host(e, &s);
 
     assume_framework(a, w, &s, e);
@@ -1285,7 +1290,7 @@ static enum vf_err llm_estimate(struct vf_arena *a, const struct vf_model *m,
     assume_batch(a, w, &s, e);
     assume_activations(a, m, &s, e);
     assume_parallel(a, w, &s, e);
-    assume_overhead(a, e);
+    assume_overhead(a, &s.r, e);
     llm_total(a, e, &s);
     vf__train_fixes(a, m, w, &s.r, e);
     return VF_OK;
