@@ -31,7 +31,9 @@
 #define TRAIN_LOGIT_BYTES 12
 /* F-TRAIN-28: DeepSpeed ZeRO-3 stage3_max_live_parameters (deepspeed/runtime/zero/config.py
  * DeepSpeedZeroConfig.max_live_parameters, default 1e9; LLaMA-Factory's ds_z3 configs and
- * the transformers docs' examples set the same 1e9). */
+ * the transformers docs' examples set the same 1e9). The prefetch bucket stays inside it:
+ * partitioned_param_coordinator.py fetch_sub_module prefetches at most
+ * min(max_live - available, stage3_prefetch_bucket_size) parameters. */
 #define TRAIN_DS_MAX_LIVE 1000000000ULL
 /* Limits of the knobs this estimator takes. */
 #define TRAIN_MAX_BATCH VF_MAX_USERS
