@@ -27,8 +27,8 @@ full|torchtune-3b|tr-torchtune-llama3.2-3b-adamw8bit|17.6|GiB-ctx|--task train l
 full|torchtune-readme|tt-llama31-8b-full-a6000|37.4|GiB-ctx|--task train llama-3.1-8b --framework torchtune --compile --seq 2048 --batch 2
 lora|torchtune-readme|tt-llama31-8b-lora-4090|16.2|GiB-ctx|--task train llama-3.1-8b --framework torchtune --method lora --lora-rank 8 --lora-targets q,v,o,gate,up,down --compile --seq 2048 --batch 2
 qlora|torchtune-readme|tt-llama31-8b-qlora-4090|7.4|GiB-ctx|--task train llama-3.1-8b --framework torchtune --method qlora --lora-rank 8 --lora-targets q,v,o,gate,up,down --compile --seq 2048 --batch 2
-qlora|llama-factory|lf-llama2-7b-qlora-fa2-4096|9|GB|--task train llama-2-7b --framework llama-factory --method qlora --lora-rank 8 --seq 4096 --batch 1 --grad-accum 4
-qlora|llama-factory|lf-llama2-7b-qlora-fa2-8192|12|GB|--task train llama-2-7b --framework llama-factory --method qlora --lora-rank 8 --seq 8192 --batch 1 --grad-accum 4
+qlora|llama-factory|lf-llama2-7b-qlora-fa2-4096|9|GB|--task train llama-2-7b --framework llama-factory@0.5 --method qlora --lora-rank 8 --seq 4096 --batch 1 --grad-accum 4
+qlora|llama-factory|lf-llama2-7b-qlora-fa2-8192|12|GB|--task train llama-2-7b --framework llama-factory@0.5 --method qlora --lora-rank 8 --seq 8192 --batch 1 --grad-accum 4
 qlora|llama-factory|lf-llama2-7b-qlora-unsloth-65536|25|GB|--task train llama-2-7b --framework unsloth@2024.1 --method qlora --lora-rank 8 --seq 65536 --batch 1 --grad-accum 4
 qlora|llama-factory|lf-llama2-7b-qlora-unsloth-100000|37|GB|--task train llama-2-7b --framework unsloth@2024.1 --method qlora --lora-rank 8 --seq 100000 --batch 1 --grad-accum 4
 qlora|unsloth-blog|tr-unsloth-llama3.1-8b-maxctx-80gb|28454|tokens|--task train llama-3.1-8b --framework hf --method qlora --lora-rank 32 --batch 1 --gpu a100-80gb-sxm
@@ -40,10 +40,12 @@ sharded|llama-factory|lf5977-llama3-8b-full-z3offload-8x3090|13|GB|--task train 
 ROWS
 }
 
-# id | card | arguments: runs that ran out of memory (or past their context budget)
+# id | card | arguments: runs that ran out of memory (or past their context budget: one token
+# past the longest sequence HF + FA2 fitted in Unsloth's 80 GB)
 ooms() {
     cat <<'ROWS'
-lf-llama2-7b-qlora-fa2-100000|a100-40gb-sxm|--task train llama-2-7b --framework llama-factory --method qlora --lora-rank 8 --seq 100000 --batch 1 --grad-accum 4
+lf-llama2-7b-qlora-fa2-100000|a100-40gb-sxm|--task train llama-2-7b --framework llama-factory@0.5 --method qlora --lora-rank 8 --seq 100000 --batch 1 --grad-accum 4
+tr-unsloth-llama3.1-8b-maxctx-80gb@28455|a100-80gb-sxm|--task train llama-3.1-8b --framework hf --method qlora --lora-rank 32 --batch 1 --seq 28455
 ROWS
 }
 

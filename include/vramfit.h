@@ -546,7 +546,9 @@ struct vf_train_opts {
     enum vf_framework framework;   /* whose defaults fill the knobs not given; 0 = the default */
     const char *framework_version; /* NULL = the newest modelled release */
     bool compile;                  /* torch.compile (with VF_TK_COMPILE in given) */
-    uint32_t given;                /* VF_TK_* bits: the knobs vf_train_set was given */
+    bool eager_modules; /* CUDA_MODULE_LOADING=EAGER (or CUDA < 11.7, PyTorch < 1.13): every
+                         * kernel loaded into the context at start; default lazy */
+    uint32_t given;     /* VF_TK_* bits: the knobs vf_train_set was given */
 };
 
 const char *vf_train_method_name(enum vf_train_method m);

@@ -31,7 +31,9 @@
 #define TRAIN_LOGIT_BYTES 12
 /* F-TRAIN-28: DeepSpeed ZeRO-3 stage3_max_live_parameters (deepspeed/runtime/zero/config.py
  * DeepSpeedZeroConfig.max_live_parameters, default 1e9; LLaMA-Factory's ds_z3 configs and
- * the transformers docs' examples set the same 1e9). */
+ * the transformers docs' examples set the same 1e9). The prefetch bucket stays inside it:
+ * partitioned_param_coordinator.py fetch_sub_module prefetches at most
+ * min(max_live - available, stage3_prefetch_bucket_size) parameters. */
 #define TRAIN_DS_MAX_LIVE 1000000000ULL
 /* Limits of the knobs this estimator takes. */
 #define TRAIN_MAX_BATCH VF_MAX_USERS
@@ -323,7 +325,10 @@ static enum vf_err llm_knobs(const struct vf_model *m, const struct vf_workload 
                              struct vf__train_run *r, struct vf_error *err)
 {
     const struct vf_train_opts *t = &w->train;
-    r->seq = w->ctx_tokens ? w->ctx_tokens : TRAIN_DEFAULT_SEQ;
+    /* F-TRAIN-06/22: the trainer's own truncation (TRL's max_length) when it has one */
+    r->seq = w->ctx_tokens                 ? w->ctx_tokens
+             : r->preset && r->preset->seq ? r->preset->seq
+                                           : TRAIN_DEFAULT_SEQ;
     r->batch = t->batch ? t->batch : 1;
     if (r->fused_ce)
         r->ce_chunks = 0; /* F-TRAIN-18: a fused loss replaces the chunked one */
@@ -1042,7 +1047,12 @@ static void assume_batch(struct vf_arena *a, const struct vf_workload *w, const 
                          struct vf_estimate *e)
 {
     const struct vf__train_run *r = &s->r;
-    if (!w->ctx_tokens)
+    if (!w->ctx_tokens && r->preset && r->preset->seq)
+        vf__assume(a, e,
+                   "sequence %llu tokens per sample: the framework truncates to it by default "
+                   "(TRL SFTConfig max_length; --seq to change) (F-TRAIN-22)",
+                   (unsigned long long)r->seq);
+    else if (!w->ctx_tokens)
         vf__assume(a, e, "sequence %d tokens per sample: the default (--seq to change)",
                    TRAIN_DEFAULT_SEQ);
     vf__assume(a, e,
@@ -1100,8 +1110,9 @@ static void assume_activations(struct vf_arena *a, const struct vf_model *m, con
                    r->ce_chunks);
     else
         vf__assume(a, e,
-                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at its "
-                   "backward (%s); chunked or fused cross-entropy (--chunked-ce, --liger) needs "
+                   "logits: upcast to fp32 for cross-entropy, %u B per token x vocab at the "
+                   "loss's larger phase (%s); chunked or fused cross-entropy (--chunked-ce, "
+                   "--liger) needs "
                    "far less (F-TRAIN-08)",
                    r->compile       ? 2 * r->u
                    : r->logit_bytes ? r->logit_bytes
@@ -1190,12 +1201,17 @@ static void assume_framework(struct vf_arena *a, const struct vf_workload *w, co
 }
 
 /* F-TRAIN-09: what the runtime overhead counts. */
-static void assume_overhead(struct vf_arena *a, struct vf_estimate *e)
+static void assume_overhead(struct vf_arena *a, const struct vf__train_run *r,
+                            struct vf_estimate *e)
 {
     vf__assume(a, e,
-               "runtime overhead: CUDA context ~400 MiB with lazy loading (pytorch#109888) + "
-               "cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
+               "runtime overhead: CUDA context ~400 MiB with lazy module loading "
+               "(pytorch#109888; PyTorch 1.13+ sets CUDA_MODULE_LOADING=LAZY on CUDA 11.7+)%s "
+               "+ cuBLAS/cuBLASLt workspaces 40 MiB + %d %% of activations and logits for "
                "allocator slack (Megatron-LM overhead_factor; F-TRAIN-09)",
+               r->eager ? ", + 362 MiB as --cuda-module-loading eager loads every kernel "
+                          "(pytorch PR #86509: 666,632,192 B eager vs 287,047,680 lazy)"
+                        : " (--cuda-module-loading eager: +362 MiB)",
                VF_RT_ALLOC_SLACK_PCT);
 }
 
@@ -1267,7 +1283,7 @@ static enum vf_err llm_estimate(struct vf_arena *a, const struct vf_model *m,
     add_master(a, e, &s);
     add_activations(a, m, &s, e);
     add_logits(a, m, &s, e);
-    vf__train_add_overhead(e, vf__sat_add(s.acts, s.logits));
+    vf__train_add_overhead(e, vf__sat_add(s.acts, s.logits), s.r.eager);
     add_host(e, &s);
 
     assume_framework(a, w, &s, e);
@@ -1276,7 +1292,7 @@ static enum vf_err llm_estimate(struct vf_arena *a, const struct vf_model *m,
     assume_batch(a, w, &s, e);
     assume_activations(a, m, &s, e);
     assume_parallel(a, w, &s, e);
-    assume_overhead(a, e);
+    assume_overhead(a, &s.r, e);
     llm_total(a, e, &s);
     vf__train_fixes(a, m, w, &s.r, e);
     return VF_OK;

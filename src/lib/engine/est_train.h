@@ -39,6 +39,7 @@ struct vf__train_preset {
     bool kbit_prep;       /* QLoRA through PEFT's prepare_model_for_kbit_training */
     unsigned logit_bytes; /* plain loss: bytes per token x vocab at its backward (F-TRAIN-08) */
     unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab autograd keeps */
+    uint32_t seq;         /* tokens a sample is truncated to by default, 0 = F-TRAIN-06's */
 };
 
 /* The preset of fw at `version` (NULL: the newest; VF_FW_DEFAULT: trl). */
@@ -72,6 +73,7 @@ struct vf__train_run {
     bool compile;         /* torch.compile: fused loss and elementwise ops */
     bool kbit_prep;       /* QLoRA: 16-bit base tensors cast to fp32, fp32 residual stream */
     bool in_bwd;          /* the optimizer step in backward (torchtune full fine-tuning) */
+    bool eager;           /* CUDA_MODULE_LOADING=EAGER: the larger context (F-TRAIN-09) */
     unsigned logit_bytes; /* plain loss: bytes per token x vocab */
     unsigned fused_saved; /* fused loss, uncompiled: bytes per token x vocab it keeps */
 };
@@ -147,8 +149,9 @@ void vf__train_header(struct vf_estimate *e, const struct vf_model *m, const str
  * keeps its u-byte input of width h, and one layer (max_layer bytes) is live again. */
 uint64_t vf__train_ckpt_per_token(uint64_t n_saved, unsigned u, uint64_t h, uint64_t max_layer);
 
-/* F-TRAIN-09: the runtime_overhead component over `transient` bytes (activations, logits). */
-void vf__train_add_overhead(struct vf_estimate *e, uint64_t transient);
+/* F-TRAIN-09: the runtime_overhead component over `transient` bytes (activations, logits),
+ * the CUDA context under eager module loading when `eager`. */
+void vf__train_add_overhead(struct vf_estimate *e, uint64_t transient, bool eager);
 
 /* F-TRAIN-10: the peak of one GPU is the sum of its components; host_bytes the host's. */
 void vf__train_total(struct vf_estimate *e, uint64_t host_bytes);

@@ -397,7 +397,7 @@ enum vf_err vf__train_diffusion(struct vf_arena *a, const struct vf_model *m,
     add_states(a, m, &s, e);
     add_encoders(m, &w->train, e);
     add_activations(a, m, &s, e);
-    vf__train_add_overhead(e, s.acts);
+    vf__train_add_overhead(e, s.acts, s.r.eager);
     add_host(&s, e);
 
     assume_method(a, m, &s, e);

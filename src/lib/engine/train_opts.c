@@ -108,6 +108,14 @@ static const struct spelling switches[] = {
     {"on", 1}, {"off", 0}, {"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, END,
 };
 
+/* issue 22, F-TRAIN-09: CUDA_MODULE_LOADING (CUDA >= 11.7; "default" is eager before 12.2) */
+static const struct spelling loadings[] = {
+    {"lazy", 0},
+    {"eager", 1},
+    {"default", 1},
+    END,
+};
+
 static const struct spelling dif_offloads[] = {
     {"none", VF_DOFF_NONE},
     {"lowvram", VF_DOFF_LOWVRAM},
@@ -264,6 +272,7 @@ static const struct {
     {"zero", stages, 0},
     {"optimizer-in-bwd", switches, 0},
     {"compile", switches, VF_TK_COMPILE},
+    {"cuda-module-loading", loadings, 0},
 };
 
 /* Knob i of `knobs` set to v. */
@@ -303,8 +312,11 @@ static void set_knob(struct vf_train_opts *t, size_t i, int v)
     case 10:
         t->optimizer_in_bwd = v != 0;
         break;
-    default:
+    case 11:
         t->compile = v != 0;
+        break;
+    default:
+        t->eager_modules = v != 0;
         break;
     }
 }
@@ -338,7 +350,7 @@ enum vf_err vf_train_set(struct vf_train_opts *t, const char *key, const char *v
     return vf__errf(err, VF_EINVAL,
                     "training knob '%s' is unknown (method, optimizer, precision, "
                     "grad-checkpointing, flash-attn, fsdp, offload, accounting, liger, zero, "
-                    "optimizer-in-bwd, compile, framework, lora-targets)",
+                    "optimizer-in-bwd, compile, cuda-module-loading, framework, lora-targets)",
                     key);
 }
 
