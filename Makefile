@@ -21,7 +21,7 @@ CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
 DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev curl \
             libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux \
-            libxml2-utils
+            libxml2-utils prometheus python3-jsonschema python3-yaml
 B       := build
 VERSION := $(shell sed -n 's/^\#define VF_VERSION "\(.*\)"/\1/p' include/vramfit.h)
 SOVERSION := 0
@@ -108,7 +108,8 @@ $(B)/cli/%.o: src/cli/%.c | $(B)/cli
 # the server: a program of its own (vramfit serve runs it) linking the library and no CLI
 # object; libmicrohttpd's header for its types, the library itself is dlopen()ed
 $(B)/server/%.o: src/server/%.c | $(B)/server
-	$(CC) $(CFLAGS:-Isrc/lib=) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS:-Isrc/lib=) -I$(B) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(B)/server/exporter.o: $(B)/version.h
 $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 	$(B)/embed -n web_files -i server.h -p srv_ web $(WEB) > $@.tmp && mv $@.tmp $@
 $(B)/server/web_assets.o: $(B)/server/web_assets.c

@@ -13,10 +13,10 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
 } commands[] = {
-    {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
-    {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
-    {"serve", cmd_serve},       {"smi", cmd_smi},         {"top", cmd_top},
-    {"run", cmd_run},
+    {"estimate", cmd_estimate}, {"pick", cmd_pick},         {"inspect", cmd_inspect},
+    {"catalog", cmd_catalog},   {"explain", cmd_explain},   {"help", cmd_help},
+    {"serve", cmd_serve},       {"smi", cmd_smi},           {"top", cmd_top},
+    {"run", cmd_run},           {"exporter", cmd_exporter},
 };
 
 int main(int argc, char **argv)
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
             return commands[i].fn(argc - 1, argv + 1);
         }
     cli_error("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, serve, "
-              "smi, top, run, help)",
+              "smi, top, run, exporter, help)",
               cmd);
     return EXIT_USAGE;
 }
