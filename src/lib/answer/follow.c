@@ -204,15 +204,12 @@ static bool open_file(struct follow_file *f, struct poll_ctx *p)
     return true;
 }
 
-/* One file: truncated (read from the start), grown (read the new bytes), rotated (the path
- * names another file: the old one is read to its end, then the new one from its start). */
-static void poll_file(struct follow_file *f, struct poll_ctx *p)
+/* What the open file gained: from its start when it was truncated (smaller than what was
+ * read, or as large but written since: cut and written again to the same size between two
+ * polls); its modification time noted when all of it is read. */
+static void read_new(struct follow_file *f, struct poll_ctx *p)
 {
-    if (f->fd < 0 && !open_file(f, p))
-        return;
     struct stat st;
-    /* truncated: smaller than what was read, or as large but written since (cut and written
-     * again to the same size between two polls) */
     if (!fstat(f->fd, &st) && S_ISREG(st.st_mode) &&
         ((uint64_t)st.st_size < f->off ||
          ((uint64_t)st.st_size == f->off && f->off &&
@@ -224,6 +221,15 @@ static void poll_file(struct follow_file *f, struct poll_ctx *p)
     drain(f, p, true);
     if (!fstat(f->fd, &st) && (uint64_t)st.st_size == f->off)
         f->mtime = st.st_mtim;
+}
+
+/* One file: truncated or grown (read_new), or rotated (the path names another file: the old
+ * one is read to its end, then the new one from its start). */
+static void poll_file(struct follow_file *f, struct poll_ctx *p)
+{
+    if (f->fd < 0 && !open_file(f, p))
+        return;
+    read_new(f, p);
     struct stat now;
     if (stat(f->path, &now) || (now.st_dev == f->dev && now.st_ino == f->ino))
         return; /* the same file, or the path is gone for now: keep reading what is open */
@@ -231,7 +237,7 @@ static void poll_file(struct follow_file *f, struct poll_ctx *p)
     close(f->fd);
     f->fd = -1;
     if (open_file(f, p))
-        drain(f, p, true);
+        read_new(f, p);
 }
 
 enum vf_err vf_follow_poll(struct vf_follow *f, const struct vf_catalog *c, struct vf_workload *w,
