@@ -162,9 +162,10 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -ldl -lm
 # the server's routes (api.c) linked into their target; the hub and NVML targets load stand-in
 # libcurl and libnvidia-ml libraries (tests/fuzz/stub_*.c) fed from the input, built beside them
-$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz.h src/server/api.c src/server/server.h $(FUZZ_OBJ)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< src/server/api.c $(FUZZ_OBJ) \
-	  $(PKG_LIBS) -ldl -lm
+$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz.h src/server/api.c src/server/exporter.c \
+    src/server/server.h $(B)/version.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -I$(B) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< src/server/api.c \
+	  src/server/exporter.c $(FUZZ_OBJ) $(PKG_LIBS) -ldl -lm -lpthread
 $(B)/fuzz/stub_%.so: tests/fuzz/stub_%.c | $(B)/fuzz/obj
 	clang -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(PKG_CFLAGS) -shared \
 	  -fPIC -o $@ $<
