@@ -202,7 +202,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-COMMANDS   := estimate pick inspect catalog explain serve smi top run help
+COMMANDS   := estimate pick inspect catalog explain serve smi top run exporter help
 MANPAGES   := $(B)/man/vramfit.1 $(COMMANDS:%=$(B)/man/vramfit-%.1)
 # the man pages are what `vramfit help` prints (and the option table), as roff
 $(B)/man/vramfit.1: $(B)/vramfit

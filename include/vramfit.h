@@ -382,6 +382,7 @@ struct vf_offer {
     const char *as_of;    /* "2026-11" */
     const char *provider;
     const char *source;
+    const char *origin; /* "built-in", or the --data-dir prices.tsv it comes from */
 };
 
 /* One model of the catalog: where its config lives (parsed on demand). */
@@ -1391,6 +1392,9 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                           const struct vf_workload *w, double hours,
                           const struct vf_render_opts *o);
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* `catalog prices`: every offer with where it comes from (struct vf_offer.origin). */
+char *vf_render_prices_text(struct vf_arena *a, const struct vf_catalog *c);
+char *vf_render_prices_json(struct vf_arena *a, const struct vf_catalog *c);
 /* The GPUs of a snapshot: a table like nvidia-smi's with the processes named, and one line
  * per GPU saying who holds the memory and how to free it (vramfit smi). */
 char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,

@@ -15,7 +15,7 @@ static const char main_help[] =
     "  estimate MODEL [flags]   memory breakdown; with --gpu: fits or not, largest ctx/users\n"
     "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
     "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
-    "  catalog models|gpus      the built-in models and cards (--json)\n"
+    "  catalog PART [--json]    PART models, gpus or prices (each offer and where it is from)\n"
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
@@ -174,10 +174,13 @@ static const char explain_outro[] =
     "example: vramfit explain train.log --model llama-3.1-8b\n";
 
 static const char catalog_help[] =
-    "usage: vramfit catalog models|gpus [--json] [--data-dir DIR]\n"
+    "usage: vramfit catalog models|gpus|prices [--json] [--data-dir DIR]\n"
     "\n"
     "The built-in data: models (HF id and alias) or GPUs (nvidia-smi total, usable total\n"
-    "as CUDA reports it, precision support) with their offers.\n";
+    "as CUDA reports it, precision support) with their offers; prices: every offer and where\n"
+    "it comes from. A --data-dir overlays the built-in catalog: a file it lacks is the built-in\n"
+    "one; its prices.tsv adds offers, replacing the built-in offer of the same card, count,\n"
+    "provider and kind.\n";
 
 /* intro, the command line's flags, the options of the library's table for vfcmd, outro: made
  * once, kept to the exit */
