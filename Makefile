@@ -22,7 +22,7 @@ CC      ?= cc
 PKGS    := jansson libcurl libmicrohttpd
 DEB_PKGS := build-essential pkg-config libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev curl \
             libcmocka-dev libncurses-dev clang-format cppcheck clang libclang-rt-14-dev tmux \
-            libxml2-utils
+            libxml2-utils prometheus python3-jsonschema python3-yaml
 B       := build
 VERSION := $(shell sed -n 's/^\#define VF_VERSION "\(.*\)"/\1/p' include/vramfit.h)
 SOVERSION := 0
@@ -109,7 +109,8 @@ $(B)/cli/%.o: src/cli/%.c | $(B)/cli
 # the server: a program of its own (vramfit serve runs it) linking the library and no CLI
 # object; libmicrohttpd's header for its types, the library itself is dlopen()ed
 $(B)/server/%.o: src/server/%.c | $(B)/server
-	$(CC) $(CFLAGS:-Isrc/lib=) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS:-Isrc/lib=) -I$(B) $(DEPFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+$(B)/server/exporter.o: $(B)/version.h
 $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 	$(B)/embed -n web_files -i server.h -p srv_ web $(WEB) > $@.tmp && mv $@.tmp $@
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
@@ -162,9 +163,10 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS) -ldl -lm
 # the server's routes (api.c) linked into their target; the hub and NVML targets load stand-in
 # libcurl and libnvidia-ml libraries (tests/fuzz/stub_*.c) fed from the input, built beside them
-$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz.h src/server/api.c src/server/server.h $(FUZZ_OBJ)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< src/server/api.c $(FUZZ_OBJ) \
-	  $(PKG_LIBS) -ldl -lm
+$(B)/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz.h src/server/api.c src/server/exporter.c \
+    src/server/server.h $(B)/version.h $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -I$(B) -fsanitize=fuzzer $(PKG_CFLAGS) -o $@ $< src/server/api.c \
+	  src/server/exporter.c $(FUZZ_OBJ) $(PKG_LIBS) -ldl -lm -lpthread
 $(B)/fuzz/stub_%.so: tests/fuzz/stub_%.c | $(B)/fuzz/obj
 	clang -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(PKG_CFLAGS) -shared \
 	  -fPIC -o $@ $<
@@ -202,7 +204,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
-COMMANDS   := estimate pick inspect catalog explain serve smi top run help
+COMMANDS   := estimate pick inspect catalog explain serve smi top run exporter help
 MANPAGES   := $(B)/man/vramfit.1 $(COMMANDS:%=$(B)/man/vramfit-%.1)
 # the man pages are what `vramfit help` prints (and the option table), as roff
 $(B)/man/vramfit.1: $(B)/vramfit

@@ -386,6 +386,7 @@ struct vf_offer {
     const char *source;
     bool derived; /* count > 1 priced as count x the same provider's single-card price of the
                    * same kind and currency (computed when the catalog loads), not a quote */
+    const char *origin; /* "built-in", or the --data-dir prices.tsv it comes from */
 };
 
 /* One model of the catalog: where its config lives (parsed on demand). */
@@ -1339,6 +1340,7 @@ struct vf_gpu_proc {
     const char *cmdline;
     const char *kind;      /* "compute", "graphics", "mps", "compute+graphics", NULL */
     const char *container; /* container id from its cgroup (12 hex), NULL on the host */
+    const char *pod_uid;   /* Kubernetes: the pod's UID from a kubepods cgroup, else NULL */
     uint32_t local_pid;    /* the PID in our namespace when it differs (matched), else 0 */
     const char *match;     /* how local_pid was found: "only GPU process here", NULL */
     const char *hint;      /* what it likely holds and what frees it (Jupyter, vLLM, ...) */
@@ -1509,15 +1511,67 @@ char *vf_render_pick_text(struct vf_arena *a, const struct vf_estimate *e, const
                           const struct vf_workload *w, double hours,
                           const struct vf_render_opts *o);
 char *vf_render_catalog_text(struct vf_arena *a, const struct vf_catalog *c, bool gpus);
+/* `catalog prices`: every offer with where it comes from (struct vf_offer.origin). */
+char *vf_render_prices_text(struct vf_arena *a, const struct vf_catalog *c);
+char *vf_render_prices_json(struct vf_arena *a, const struct vf_catalog *c);
 /* The GPUs of a snapshot: a table like nvidia-smi's with the processes named, and one line
  * per GPU saying who holds the memory and how to free it (vramfit smi). */
 char *vf_render_gpus_text(struct vf_arena *a, const struct vf_gpu_snapshot *s,
                           const struct vf_render_opts *o);
 char *vf_render_gpus_json(struct vf_arena *a, const struct vf_gpu_snapshot *s);
-/* Prometheus exposition format (vramfit serve /metrics): vramfit_gpu_memory_used_bytes,
- * _total_bytes, _reserved_bytes, vramfit_gpu_utilization_ratio,
- * vramfit_process_gpu_memory_bytes; base units (docs/METRICS in README). */
-char *vf_render_gpus_prometheus(struct vf_arena *a, const struct vf_gpu_snapshot *s);
+/* One (tool, cause) counter of out-of-memory errors seen (vramfit_oom_events_total). */
+struct vf_oom_count {
+    const char *tool, *cause;
+    uint64_t n;
+};
+/* What /metrics shows besides the GPUs. */
+struct vf_metrics_info {
+    const char *hostname;    /* the Hostname label (dcgm-exporter's): the node's name */
+    const char *revision;    /* vramfit_build_info's revision label (a commit), or NULL */
+    const char *probe_error; /* why the GPUs could not be read (s is then NULL), or NULL */
+    double scrape_seconds;   /* how long reading the GPUs took */
+    const struct vf_oom_count *oom;
+    size_t n_oom;
+};
+/* The Prometheus text exposition of `vramfit exporter` /metrics (README "Across a fleet"):
+ * vramfit_build_info, vramfit_gpu_probe_success, vramfit_gpu_memory_{total,used,free,
+ * reserved}_bytes and vramfit_gpu_utilization_ratio {gpu, UUID, modelName, Hostname} (the
+ * labels dcgm-exporter gives the same figures), vramfit_process_gpu_memory_bytes {gpu, UUID,
+ * Hostname, pid, command, container, pod_uid}, vramfit_oom_events_total {Hostname, tool,
+ * cause}, vramfit_scrape_duration_seconds. Base units. s may be NULL (m->probe_error says
+ * why). */
+char *vf_render_metrics(struct vf_arena *a, const struct vf_gpu_snapshot *s,
+                        const struct vf_metrics_info *m);
+/* Every metric name vf_render_metrics can write, NULL-terminated (tests check dashboards). */
+extern const char *const vf_metric_names[];
+
+/* ------------------------------------------------------- following logs */
+
+/*
+ * Following logs as `tail -F` does (explain --follow, exporter --follow): each poll reads
+ * what was appended to each file since the last one, across rotation (the path names a new
+ * file: the old one is read to its end first) and truncation (the file shrank: read from its
+ * start), and explains each new out-of-memory error with up to VF_FOLLOW_CONTEXT bytes of the
+ * lines before it as context. A file that does not exist yet is waited for. What a file held
+ * when it was first opened is context, never counted.
+ */
+#define VF_FOLLOW_MAX_FILES 16
+#define VF_FOLLOW_CONTEXT   ((size_t)128 << 10)
+struct vf_follow;
+/* What one poll found in one file: n_new events (n_new >= 1), explained in x (its last). */
+struct vf_follow_hit {
+    const char *path;
+    const struct vf_explain *x;
+    uint64_t n_new;
+};
+enum vf_err vf_follow_open(struct vf_follow **out, const char *const *paths, size_t n,
+                           struct vf_error *err);
+/* Reads each file's new lines; calls hit(ud, &h) for each file with new events, h valid
+ * during the call. c and w as vf_answer_explain_text takes them. */
+enum vf_err vf_follow_poll(struct vf_follow *f, const struct vf_catalog *c, struct vf_workload *w,
+                           void (*hit)(void *ud, const struct vf_follow_hit *h), void *ud,
+                           struct vf_error *err);
+void vf_follow_close(struct vf_follow *f);
 /* What a model holds (vramfit inspect): architecture, parameters, weights, KV per token. */
 char *vf_render_inspect_text(struct vf_arena *a, const struct vf_model *m,
                              const struct vf_render_opts *o);

@@ -8,7 +8,7 @@
 # - a unit test prints one line "# SKIP <why>" per skipped check (th_skip() of
 #   tests/unit/th.h); a binary's skips are the larger of that count and cmocka's
 #   "[  SKIPPED ] N test(s)";
-# - a suite (http, tui, run, browser, json, readme) ends with "NAME: N passed, N failed" or
+# - a suite (http, tui, run, browser, json, readme, fleet) ends with "NAME: N passed, N failed" or
 #   "NAME: N passed, N failed, N skipped";
 # - a fuzz target of tests/fuzz/ with no binary in BUILD_DIR/fuzz is one skip.
 # Data the tests read is in the repository (tests/fixtures/): a missing fixture fails.
@@ -99,6 +99,8 @@ if [ "$mode" = all ]; then
     suite browser tests/browser/run.sh "$build/vramfit" "$build/browser"
     suite json tests/json/run.sh "$build/vramfit"
     suite readme tests/readme/run.sh "$build/vramfit"
+    # the exporter under a real Prometheus, the alert rules, dashboard and DaemonSet (issue 26)
+    suite fleet tests/fleet/run.sh "$build/vramfit"
     # make install and the Debian packages, with the plain build only (a sanitizer build's
     # library needs its runtime to link a program against)
     if [ -z "${SAN:-}" ]; then

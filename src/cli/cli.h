@@ -94,7 +94,14 @@ int cmd_catalog(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_help(int argc, char **argv);
-int cmd_serve(int argc, char **argv); /* runs vramfit-serve */
+int cmd_serve(int argc, char **argv);    /* runs vramfit-serve */
+int cmd_exporter(int argc, char **argv); /* runs vramfit-serve --metrics-only */
+/* explain --follow (follow.c): argv as cmd_explain has it. */
+int cli_explain_follow(int argc, char **argv);
+/* The OOM spool folder (spool.c): `given` (--oom-spool), else VRAMFIT_OOM_SPOOL, else NULL. */
+const char *cli_spool_dir(const char *given);
+/* Leaves one explanation (explain --json text) of `count` errors in dir; -1 with it said. */
+int cli_spool_write(const char *dir, const char *json, uint64_t count);
 int cmd_smi(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_run(int argc, char **argv);

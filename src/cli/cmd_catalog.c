@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * cmd_catalog.c - `vramfit catalog models|gpus [--json]`: the built-in data.
+ * cmd_catalog.c - `vramfit catalog models|gpus|prices [--json]`: the built-in data (prices: each
+ * offer with where it comes from, built-in or the --data-dir's prices.tsv).
  */
 #include "cli.h"
 
@@ -8,7 +9,7 @@
 
 int cmd_catalog(int argc, char **argv)
 {
-    bool json = false, gpus = false, which = false;
+    bool json = false, gpus = false, prices = false, which = false;
     const char *data_dir = NULL, *q = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -21,15 +22,18 @@ int cmd_catalog(int argc, char **argv)
             data_dir = argv[i] + 11;
         } else if ((!strcmp(argv[i], "--search") || !strcmp(argv[i], "--q")) && i + 1 < argc) {
             q = argv[++i];
-        } else if (!which && (!strcmp(argv[i], "models") || !strcmp(argv[i], "gpus"))) {
+        } else if (!which && (!strcmp(argv[i], "models") || !strcmp(argv[i], "gpus") ||
+                              !strcmp(argv[i], "prices"))) {
             gpus = !strcmp(argv[i], "gpus");
+            prices = !strcmp(argv[i], "prices");
             which = true;
         } else {
-            return cli_usage("catalog", "unexpected '%s' (catalog models|gpus [--json])", argv[i]);
+            return cli_usage("catalog", "unexpected '%s' (catalog models|gpus|prices [--json])",
+                             argv[i]);
         }
     }
     if (!which)
-        return cli_usage("catalog", "which part? 'models' or 'gpus'");
+        return cli_usage("catalog", "which part? 'models', 'gpus' or 'prices'");
     struct vf_catalog *c = cli_catalog(data_dir);
     if (!c)
         return EXIT_ERR;
@@ -42,8 +46,9 @@ int cmd_catalog(int argc, char **argv)
         vf_catalog_close(c);
         return erc;
     }
-    int rc = cli_print(json ? vf_render_catalog_json(a, &view, gpus)
-                            : vf_render_catalog_text(a, &view, gpus));
+    int rc = cli_print(prices ? (json ? vf_render_prices_json(a, c) : vf_render_prices_text(a, c))
+                       : json ? vf_render_catalog_json(a, &view, gpus)
+                              : vf_render_catalog_text(a, &view, gpus));
     vf_arena_close(a);
     vf_catalog_close(c);
     return rc;

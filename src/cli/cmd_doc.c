@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const commands[] = {"estimate", "pick", "inspect", "catalog", "explain",
-                                       "serve",    "smi",  "top",     "run",     "help"};
+static const char *const commands[] = {"estimate", "pick",     "inspect", "catalog",
+                                       "explain",  "serve",    "smi",     "top",
+                                       "run",      "exporter", "help"};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 /* s as roff text: backslashes escaped, a line that would start a request made literal. */

@@ -14,6 +14,9 @@
 
 int cmd_explain(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--follow"))
+            return cli_explain_follow(argc, argv);
     struct cli_opts o;
     int rc = cli_parse_opts("explain", argc, argv, VF_CMD_EXPLAIN, &o);
     if (rc)

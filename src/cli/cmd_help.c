@@ -15,12 +15,13 @@ static const char main_help[] =
     "  estimate MODEL [flags]   memory breakdown; with --gpu: fits or not, largest ctx/users\n"
     "  pick MODEL [flags]       every catalog offer that fits, cheapest first\n"
     "  inspect MODEL            what a model holds: architecture, parameters, weights, KV\n"
-    "  catalog models|gpus      the built-in models and cards (--json)\n"
+    "  catalog PART [--json]    PART models, gpus or prices (each offer and where it is from)\n"
     "  explain [LOG|-]          why a job ran out of GPU memory, and the fixes for its tool\n"
     "  serve [--listen A:P]     the web page and JSON API on this machine (127.0.0.1:8077)\n"
     "  smi [--json]             the GPUs, their memory and who holds it (even in containers)\n"
     "  top [-d S] [-n N]        the same, live (ncurses; CSV when not a terminal; --json)\n"
     "  run [flags] -- CMD       run CMD and measure its real GPU memory peak; explain an OOM\n"
+    "  exporter [--follow LOG]  Prometheus /metrics: GPUs, processes, OOMs counted by cause\n"
     "  help [COMMAND|engines]   this text, a command's flags, or every engine's own flags\n"
     "\n"
     "MODEL is a catalog id or alias (meta-llama/Llama-3.1-8B-Instruct, llama-3.1-8b).\n"
@@ -83,6 +84,24 @@ static const char serve_help[] =
     "name); a cross-site Origin is refused unless --cors-origin names it; listening on\n"
     "another address than loopback needs --public.\n";
 
+static const char exporter_help[] =
+    "usage: vramfit exporter [--listen HOST:PORT] [--public] [--follow FILE...]\n"
+    "                        [--oom-spool DIR] [--data-dir DIR]\n"
+    "\n"
+    "A Prometheus exporter (serve --metrics-only is the same) on http://127.0.0.1:9477/:\n"
+    "  GET /metrics            the GPUs and their processes now (dcgm-exporter's labels gpu,\n"
+    "                          UUID, modelName, Hostname), vramfit_oom_events_total{tool,cause},\n"
+    "                          vramfit_build_info, vramfit_scrape_duration_seconds\n"
+    "  GET /api/v1/oom/last    the last out-of-memory error counted, as explain --json prints it\n"
+    "  GET /healthz\n"
+    "The OOM counter is fed by the logs --follow names (read as tail -F reads them: rotation\n"
+    "and truncation followed; what they held at the start is context, not counted) and by the\n"
+    "files `vramfit run` and `vramfit explain --follow` leave in the --oom-spool folder\n"
+    "(VRAMFIT_OOM_SPOOL) for each OOM they explain, once each, from the exporter's start.\n"
+    "Other machines reach it only with --listen ADDRESS:PORT --public (docs/SECURITY.md).\n"
+    "environment: NODE_NAME (the Hostname label; else the host name), VRAMFIT_OOM_SPOOL\n"
+    "example: vramfit exporter --follow /var/log/vllm.log --oom-spool /run/vramfit/oom\n";
+
 static const char smi_help[] =
     "usage: vramfit smi [--json] [--ascii]\n"
     "\n"
@@ -140,12 +159,16 @@ static const char inspect_help[] =
 
 static const char explain_intro[] =
     "usage: vramfit explain [FILE|-] [--tool T] [--model M] [workload flags] [--json]\n"
+    "       vramfit explain --follow FILE... [--oom-spool DIR] [flags as above]\n"
     "\n"
     "Reads a log (a file, or stdin for '-' or none; any size, streamed) and explains the last\n"
     "out-of-memory error: the figures of the message, the cause with its evidence, and the\n"
     "fixes for the tool, each with what it saves (estimated when the model is known: --model,\n"
     "and the workload flags for what the log does not show) and what it costs; last, the\n"
     "cheapest card that would fit.\n"
+    "--follow watches the logs as tail -F does (rotation, truncation) and explains each new\n"
+    "out-of-memory error as it is written, until Ctrl-C; with --oom-spool DIR (or\n"
+    "VRAMFIT_OOM_SPOOL) each explanation is also left there for `vramfit exporter` to count.\n"
     "\n";
 static const char explain_outro[] =
     "\n"
@@ -153,10 +176,13 @@ static const char explain_outro[] =
     "example: vramfit explain train.log --model llama-3.1-8b\n";
 
 static const char catalog_help[] =
-    "usage: vramfit catalog models|gpus [--json] [--data-dir DIR]\n"
+    "usage: vramfit catalog models|gpus|prices [--json] [--data-dir DIR]\n"
     "\n"
     "The built-in data: models (HF id and alias) or GPUs (nvidia-smi total, usable total\n"
-    "as CUDA reports it, precision support) with their offers.\n";
+    "as CUDA reports it, precision support) with their offers; prices: every offer and where\n"
+    "it comes from. A --data-dir overlays the built-in catalog: a file it lacks is the built-in\n"
+    "one; its prices.tsv adds offers, replacing the built-in offer of the same card, count,\n"
+    "provider and kind.\n";
 
 /* intro, the command line's flags, the options of the library's table for vfcmd, outro: made
  * once, kept to the exit */
@@ -205,6 +231,8 @@ const char *cli_help_text(const char *cmd)
         return serve_help;
     if (!strcmp(cmd, "smi"))
         return smi_help;
+    if (!strcmp(cmd, "exporter"))
+        return exporter_help;
     if (!strcmp(cmd, "top"))
         return top_help;
     if (!strcmp(cmd, "run"))

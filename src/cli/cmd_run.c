@@ -690,6 +690,10 @@ static void explain_oom(const struct run *r, int code, uint64_t peak)
             last_sample(r);
         fputs(vf_render_explain_text(r->a, &x, NULL), stderr);
         rerun_hint(r, &x);
+        /* `vramfit exporter --oom-spool DIR` counts it (README "Across a fleet") */
+        const char *spool = cli_spool_dir(NULL);
+        if (spool)
+            cli_spool_write(spool, vf_render_explain_json(r->a, &x), x.n_total);
     }
     vf_catalog_close(cat);
 }

@@ -13,10 +13,10 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
 } commands[] = {
-    {"estimate", cmd_estimate}, {"pick", cmd_pick},       {"inspect", cmd_inspect},
-    {"catalog", cmd_catalog},   {"explain", cmd_explain}, {"help", cmd_help},
-    {"serve", cmd_serve},       {"smi", cmd_smi},         {"top", cmd_top},
-    {"run", cmd_run},
+    {"estimate", cmd_estimate}, {"pick", cmd_pick},         {"inspect", cmd_inspect},
+    {"catalog", cmd_catalog},   {"explain", cmd_explain},   {"help", cmd_help},
+    {"serve", cmd_serve},       {"smi", cmd_smi},           {"top", cmd_top},
+    {"run", cmd_run},           {"exporter", cmd_exporter},
 };
 
 int main(int argc, char **argv)
@@ -54,11 +54,11 @@ int main(int argc, char **argv)
         cli_json |= !strcmp(argv[k], "--json");
     if (near)
         cli_bad("unknown command '%s' (did you mean %s? commands: estimate, pick, inspect, "
-                "catalog, explain, serve, smi, top, run, help)",
+                "catalog, explain, serve, smi, top, run, exporter, help)",
                 cmd, near);
     else
         cli_bad("unknown command '%s' (commands: estimate, pick, inspect, catalog, explain, "
-                "serve, smi, top, run, help)",
+                "serve, smi, top, run, exporter, help)",
                 cmd);
     return EXIT_USAGE;
 }

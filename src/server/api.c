@@ -515,17 +515,18 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
         return;
     }
     if (!strcmp(u, "/metrics") && get) {
-        /* Prometheus: the GPUs now; no GPU is an empty set with the reason as a comment */
-        struct vf_arena *a = vf_arena_open(0);
-        struct vf_gpu_snapshot s;
-        struct vf_error err = {0};
-        char *text = NULL;
-        if (a && !vf_gpu_snapshot(a, &s, &err))
-            text = vf_render_gpus_prometheus(a, &s);
-        else if (a)
-            text = vf_arena_printf(a, "# no GPU found: %s\n", err.msg);
-        answer(out, text ? strdup(text) : NULL, "text/plain; version=0.0.4; charset=utf-8");
-        vf_arena_close(a);
+        srv_metrics(out);
+        return;
+    }
+    if (!strcmp(u, "/api/v1/oom/last") && get) {
+        srv_oom_last(out);
+        return;
+    }
+    if (srv_policy.metrics_only) {
+        srv_error(out, 404, "not_found",
+                  "%.200s: the exporter answers /metrics, /healthz and /api/v1/oom/last only "
+                  "(vramfit serve has the page and the API)",
+                  u);
         return;
     }
     if (strncmp(u, "/api/", 5)) {
@@ -564,12 +565,13 @@ void srv_route(const struct srv_request *rq, struct srv_response *out)
     else if (!strcmp(u, "/api/v1/estimate") || !strcmp(u, "/api/v1/pick") ||
              !strcmp(u, "/api/v1/explain") || !strcmp(u, "/api/v1/models") ||
              !strcmp(u, "/api/v1/gpus") || !strcmp(u, "/api/v1/inspect") ||
-             !strcmp(u, "/api/v1/version") || !strcmp(u, "/api/v1/smi"))
+             !strcmp(u, "/api/v1/version") || !strcmp(u, "/api/v1/smi") ||
+             !strcmp(u, "/api/v1/oom/last"))
         srv_error(out, 405, "method_not_allowed", "%s %s: use %s", rq->method, u,
                   !strcmp(u, "/api/v1/explain") ? "POST with the log as the body" : "GET");
     else
         srv_error(out, 404, "not_found",
                   "no endpoint %.200s (estimate, pick, explain, inspect, models, gpus, smi, "
-                  "version; /metrics)",
+                  "version, oom/last; /metrics)",
                   u);
 }

@@ -291,6 +291,7 @@ void srv_fail(const char *fmt, ...)
 static const char usage_text[] =
     "usage: vramfit serve [--listen HOST:PORT] [--public] [--allow-host NAME]\n"
     "                     [--cors-origin ORIGIN] [--data-dir DIR]\n"
+    "       vramfit exporter [--listen HOST:PORT] [--public] [--follow FILE...] [--oom-spool DIR]\n"
     "  (vramfit help serve: the endpoints and limits; docs/SECURITY.md: who may ask)\n";
 
 /* As many descriptors as the hard limit allows, up to the connections and the process's own;
@@ -330,6 +331,69 @@ static void allow_hosts(const char *host, unsigned port, const char *const *name
 
 struct vf_catalog *srv_catalog;
 
+/* The command line: serve's flags, and the exporter's (--metrics-only, --follow FILE...,
+ * --oom-spool DIR). */
+struct args {
+    const char *listen, *data_dir, *spool;
+    const char *names[SRV_MAX_HOSTS / 2];
+    size_t n_names;
+    const char *follow[VF_FOLLOW_MAX_FILES];
+    size_t n_follow;
+    bool public;
+};
+
+/* Fills a from argv; -1 to go on, else the exit code (help printed, or a usage error said). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
+            a->listen = argv[++i];
+        } else if (!strcmp(argv[i], "--public")) {
+            a->public = true;
+        } else if (!strcmp(argv[i], "--metrics-only")) {
+            srv_policy.metrics_only = true;
+        } else if (!strcmp(argv[i], "--oom-spool") && i + 1 < argc) {
+            a->spool = argv[++i];
+        } else if (!strcmp(argv[i], "--follow") && i + 1 < argc) {
+            /* --follow FILE [FILE...]: the words up to the next flag */
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                if (a->n_follow == VF_FOLLOW_MAX_FILES) {
+                    fprintf(stderr, "vramfit serve: at most %d files to follow\n",
+                            VF_FOLLOW_MAX_FILES);
+                    return 2;
+                }
+                a->follow[a->n_follow++] = argv[++i];
+            }
+        } else if (!strcmp(argv[i], "--cors-origin") && i + 1 < argc) {
+            srv_policy.cors_origin = argv[++i];
+        } else if (!strcmp(argv[i], "--allow-host") && i + 1 < argc) {
+            if (a->n_names == SRV_MAX_HOSTS / 2) {
+                fprintf(stderr, "vramfit serve: at most %d --allow-host names\n",
+                        SRV_MAX_HOSTS / 2);
+                return 2;
+            }
+            a->names[a->n_names++] = argv[++i];
+        } else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
+            a->data_dir = argv[++i];
+        } else {
+            fprintf(stderr, "vramfit serve: unexpected '%s'\n%s", argv[i], usage_text);
+            return 2;
+        }
+    }
+    if ((a->n_follow || a->spool) && !srv_policy.metrics_only) {
+        fprintf(stderr, "vramfit serve: --follow and --oom-spool are the exporter's (vramfit "
+                        "exporter, or serve --metrics-only)\n");
+        return 2;
+    }
+    if (!a->listen)
+        a->listen = srv_policy.metrics_only ? SRV_EXPORTER_LISTEN : "127.0.0.1:8077";
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "C");
@@ -342,35 +406,13 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
-    const char *listen = "127.0.0.1:8077", *data_dir = getenv("VRAMFIT_DATA_DIR");
-    const char *names[SRV_MAX_HOSTS / 2];
-    size_t n_names = 0;
-    bool public = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
-            listen = argv[++i];
-        } else if (!strcmp(argv[i], "--public")) {
-            public = true;
-        } else if (!strcmp(argv[i], "--cors-origin") && i + 1 < argc) {
-            srv_policy.cors_origin = argv[++i];
-        } else if (!strcmp(argv[i], "--allow-host") && i + 1 < argc) {
-            if (n_names == SRV_MAX_HOSTS / 2) {
-                fprintf(stderr, "vramfit serve: at most %d --allow-host names\n",
-                        SRV_MAX_HOSTS / 2);
-                return 2;
-            }
-            names[n_names++] = argv[++i];
-        } else if (!strcmp(argv[i], "--data-dir") && i + 1 < argc) {
-            data_dir = argv[++i];
-        } else {
-            fprintf(stderr, "vramfit serve: unexpected '%s'\n%s", argv[i], usage_text);
-            return 2;
-        }
-    }
+    struct args args = {.data_dir = getenv("VRAMFIT_DATA_DIR"),
+                        .spool = getenv("VRAMFIT_OOM_SPOOL")};
+    int prc = parse_args(argc, argv, &args);
+    if (prc >= 0)
+        return prc;
+    const char *listen = args.listen;
+    bool public = args.public;
     struct sockaddr_in sa;
     if (parse_listen(listen, &sa)) {
         fprintf(stderr,
@@ -390,12 +432,13 @@ int main(int argc, char **argv)
     }
     struct vf_error err = {0};
     /* every request shares the catalog's models, parsed once (issue 15) */
-    if (vf_catalog_open(&srv_catalog, data_dir, &err) || vf_catalog_preload(srv_catalog, &err)) {
+    if (vf_catalog_open(&srv_catalog, args.data_dir, &err) ||
+        vf_catalog_preload(srv_catalog, &err)) {
         srv_fail("%s", err.msg);
         vf_catalog_close(srv_catalog);
         return 1;
     }
-    if (load_mhd()) {
+    if (load_mhd() || srv_exporter_start(args.follow, args.n_follow, args.spool)) {
         vf_catalog_close(srv_catalog);
         return 1;
     }
@@ -416,6 +459,7 @@ int main(int argc, char **argv)
                   completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, log_uri, NULL, MHD_OPTION_END);
     if (!d) {
         srv_fail("cannot listen on %s (in use, or not an address of this machine)", listen);
+        srv_exporter_stop();
         vf_catalog_close(srv_catalog);
         return 1;
     }
@@ -423,7 +467,7 @@ int main(int argc, char **argv)
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
     unsigned port = info ? (unsigned)info->port : (unsigned)ntohs(sa.sin_port);
-    allow_hosts(host, port, names, n_names);
+    allow_hosts(host, port, args.names, args.n_names);
     srv_policy.any_ip = public;
     if (public)
         fprintf(stderr,
@@ -440,6 +484,7 @@ int main(int argc, char **argv)
     sigwait(&stop, &sig);
     fprintf(stderr, "vramfit serve: %s, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     mhd.stop(d);
+    srv_exporter_stop();
     vf_catalog_close(srv_catalog);
     return 0;
 }

@@ -35,6 +35,8 @@ struct srv_embedded_file {
  * waits (on the hub) holds its own connection only; its stack; how many may wait on the hub. */
 #define SRV_THREAD_STACK ((size_t)512 << 10)
 #define SRV_MAX_HUB      2
+/* `vramfit exporter`'s address when --listen is not given (serve's is 127.0.0.1:8077) */
+#define SRV_EXPORTER_LISTEN "127.0.0.1:9477"
 
 /* One query argument, decoded. */
 struct srv_arg {
@@ -76,6 +78,7 @@ struct srv_policy {
     size_t n_hosts;
     bool any_ip;             /* --public: any IP literal as Host (no name rebinds to it) */
     const char *cors_origin; /* --cors-origin, or NULL: no cross-site reads */
+    bool metrics_only;       /* `vramfit exporter`: /metrics, /healthz, /api/v1/oom/last only */
 };
 extern struct srv_policy srv_policy;
 
@@ -93,6 +96,14 @@ void srv_error(struct srv_response *out, unsigned status, const char *code, cons
 extern struct vf_catalog *srv_catalog;
 /* "vramfit serve: error: ..." on stderr. */
 void srv_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The exporter (exporter.c): follows the logs in paths[n] and the spool folder (either may be
+ * absent) in a thread of its own; 0, or -1 with the error said. */
+int srv_exporter_start(const char *const *paths, size_t n, const char *spool);
+void srv_exporter_stop(void);
+/* GET /metrics (the GPUs now and the OOM counters) and GET /api/v1/oom/last. */
+void srv_metrics(struct srv_response *out);
+void srv_oom_last(struct srv_response *out);
 
 /* The embedded web assets (generated from web/ by tools/embed.c). */
 extern const struct srv_embedded_file srv_web_files[];

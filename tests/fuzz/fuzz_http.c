@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_http.c - libFuzzer target of the server's request handling (src/server/api.c, linked in
- * whole): a request as serve.c hands it to srv_route after libmicrohttpd has parsed the HTTP -
- * method, URL, the Host, Origin and Sec-Fetch-Site headers, the decoded query arguments and the
- * body - so the routes, the Host and Origin policy, the query keys through the option table
- * (vf_workload_set) and the JSON body reader all see hostile values. POST /api/v1/explain
- * bodies go through the OOM scanner as serve.c feeds them.
+ * whole, with exporter.c for /metrics and /api/v1/oom/last): a request as serve.c hands it to
+ * srv_route after libmicrohttpd has parsed the HTTP - method, URL, the Host, Origin and
+ * Sec-Fetch-Site headers, the decoded query arguments and the body - so the routes, the Host and
+ * Origin policy, the query keys through the option table (vf_workload_set) and the JSON body reader
+ * all see hostile values. POST /api/v1/explain bodies go through the OOM scanner as serve.c feeds
+ * them.
  *
  * Input: lines "METHOD", "URL", "HOST", "ORIGIN", "SEC-FETCH-SITE" (an empty line: no such
  * header), then "KEY=VALUE" query arguments up to an empty line, then the body. A request
@@ -22,6 +23,11 @@ struct vf_catalog *srv_catalog;
 static const unsigned char page[] = "<!doctype html><title>vramfit</title>";
 const struct srv_embedded_file srv_web_files[] = {{"index.html", page, sizeof page - 1}};
 const size_t srv_n_web_files = 1;
+/* serve.c's (not linked): the exporter's start errors, never reached here */
+void srv_fail(const char *fmt, ...)
+{
+    (void)fmt;
+}
 
 static void setup(void)
 {

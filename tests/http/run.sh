@@ -76,8 +76,8 @@ parity "gpus = CLI" "api/v1/gpus" -- catalog gpus
 parity "inspect = CLI" "api/v1/inspect?model=deepseek-v3" -- inspect deepseek-v3
 parity "smi = CLI" "api/v1/smi" -- smi
 expect "metrics" 200 metrics
-grep -q '^vramfit_gpu_memory_used_bytes{gpu="0",uuid="",name="NVIDIA GeForce RTX 4090"} 1073741824$' "$dir/body" &&
-    grep -q '^vramfit_process_gpu_memory_bytes{gpu="0",pid="4242",name="python",container=""} 1048576000$' "$dir/body" &&
+grep -q '^vramfit_gpu_memory_used_bytes{gpu="0",UUID="",modelName="NVIDIA GeForce RTX 4090",Hostname="[^"]*"} 1073741824$' "$dir/body" &&
+    grep -q '^vramfit_process_gpu_memory_bytes{gpu="0",UUID="",Hostname="[^"]*",pid="4242",command="python",container="",pod_uid=""} 1048576000$' "$dir/body" &&
     grep -q '^# TYPE vramfit_gpu_utilization_ratio gauge$' "$dir/body" &&
     ok "metrics: Prometheus names, labels and base units" || bad "metrics body" "$(head -c 400 "$dir/body")"
 code=$(get "api/v1/explain?model=llama-3.1-8b&seq=2048&batch=4" -X POST --data-binary @tests/fixtures/explain/accelerate-backward.log)

@@ -108,7 +108,8 @@ static void errors(void **state)
 
 /*
  * F-GPU-03: inside a container. The /proc fixture (tests/fixtures/sysroot/container) has PID
- * 4242 (python, Jupyter kernel, docker cgroup) and 777 (ollama serve); 31337 is not there:
+ * 4242 (python, Jupyter kernel, docker cgroup) and 777 (ollama serve, in a Kubernetes pod);
+ * 31337 is not there:
  * the driver's host PID of the only other local process holding /dev/nvidia0, PID 12, which
  * is matched to it and said so. Names, container ids and hints come from /proc.
  */
@@ -124,6 +125,11 @@ static void container_names(void **state)
     assert_string_equal(p->container, "3f2a9c1b7d4e");
     assert_non_null(strstr(p->hint, "Jupyter"));
     assert_non_null(strstr(proc(d, 777)->hint, "Ollama"));
+    assert_null(p->pod_uid); /* a docker cgroup: no pod */
+    /* 777's cgroup is a kubelet's under systemd (kubepods-burstable-pod<UID, _ for ->.slice,
+     * then cri-containerd-<id>.scope): the pod UID with dashes, the container's first 12 */
+    assert_string_equal(proc(d, 777)->pod_uid, "1c0e6b9a-54d2-4f11-9c3e-2b7a8d6f0e41");
+    assert_string_equal(proc(d, 777)->container, "5e8d2c4a9b1f");
     const struct vf_gpu_proc *m = proc(d, 31337);
     assert_int_equal(m->local_pid, 12);
     assert_string_equal(m->name, "vllm");

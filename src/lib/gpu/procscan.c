@@ -59,6 +59,24 @@ static const char *container_of(struct vf_arena *a, const char *cgroup)
     return NULL;
 }
 
+/* A Kubernetes pod's UID from a kubelet cgroup path: cgroupfs ".../kubepods/burstable/pod<UID>/..."
+ * or systemd ".../kubepods-burstable-pod<UID with _ for ->.slice/..."; with dashes, as the API
+ * server and kube_pod_info{uid} spell it. NULL outside a pod. */
+static const char *pod_of(struct vf_arena *a, const char *cgroup)
+{
+    const char *k = cgroup ? strstr(cgroup, "kubepods") : NULL;
+    /* "pod" followed by a UID (the "pods" of "kubepods" is not one) */
+    for (const char *p = k ? strstr(k + 8, "pod") : NULL; p; p = strstr(p + 3, "pod")) {
+        char uid[37] = "";
+        size_t n = 0;
+        for (; n < 36 && p[3 + n] && strchr("0123456789abcdef-_", p[3 + n]); n++)
+            uid[n] = p[3 + n] == '_' ? '-' : p[3 + n];
+        if (n == 36 && uid[8] == '-' && uid[13] == '-' && uid[18] == '-' && uid[23] == '-')
+            return vf_arena_printf(a, "%.36s", uid);
+    }
+    return NULL;
+}
+
 /* F-GPU-03: what the process likely holds, from its command line. */
 static const char *hint_of(const char *cmd)
 {
@@ -185,7 +203,9 @@ static bool describe(struct vf_arena *a, struct vf_gpu_proc *p, uint32_t pid)
                 cmd[i] = ' ';
         p->cmdline = cmd;
     }
-    p->container = container_of(a, proc_file(a, pid, "cgroup", NULL));
+    const char *cgroup = proc_file(a, pid, "cgroup", NULL);
+    p->container = container_of(a, cgroup);
+    p->pod_uid = pod_of(a, cgroup);
     return true;
 }
 

@@ -7,6 +7,9 @@
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +48,19 @@ const char *vf_catalog_file(struct vf_arena *a, const struct vf_catalog *c, cons
         vf__errf(err, VF_ENOMEM, "catalog: out of memory");
         return NULL;
     }
-    if (vf__read_file(a, path, VF_MAX_DATA_FILE_BYTES, &text, len, err))
+    struct vf_error e = {0};
+    enum vf_err rc = vf__read_file(a, path, VF_MAX_DATA_FILE_BYTES, &text, len, &e);
+    /* issue 26: a data dir overlays the built-in catalog: a file it lacks is the built-in one */
+    const struct vf__embedded_file *f = rc == VF_ENOENT ? embedded(name) : NULL;
+    if (f) {
+        *len = f->len;
+        return (const char *)f->data;
+    }
+    if (rc) {
+        if (err)
+            *err = e;
         return NULL;
+    }
     return text;
 }
 
@@ -346,25 +360,31 @@ static void mark_derived(struct vf_catalog *c)
     }
 }
 
-static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, struct vf_error *err)
+/* The offers of one prices.tsv text (origin: where it comes from, for `catalog prices`) into
+ * out[*n...]; a built-in row for a card the data dir's gpus.tsv does not have is left out. */
+static enum vf_err read_offers(struct vf_catalog *c, struct idset *gpu_ids, const char *text,
+                               size_t len, const char *origin, struct vf_offer *out, size_t *n,
+                               struct vf_error *err)
 {
     static const char *const cols[] = {"gpu",  "count", "price_per_hour", "currency", "billing",
                                        "kind", "as_of", "provider",       "source",   NULL};
     struct vf__tsv t;
     int ix[MAX_COLS];
-    enum vf_err rc = load_table(c, "prices.tsv", cols, &t, ix, err);
-    if (rc)
-        return rc;
-    c->offers = vf_arena_alloc(c->arena, (t.n_rows + 1) * sizeof *c->offers);
-    if (!c->offers)
-        return vf__errf(err, VF_ENOMEM, "prices.tsv: out of memory");
-    for (size_t i = 0; i < t.n_rows; i++) {
+    enum vf_err rc = vf__tsv_parse(c->arena, text, len, "prices.tsv", &t, err);
+    for (size_t i = 0; !rc && cols[i]; i++)
+        if ((ix[i] = vf__tsv_col(&t, cols[i])) < 0)
+            rc = vf__errf(err, VF_EFORMAT, "%s: header has no column '%s'", t.origin, cols[i]);
+    for (size_t i = 0; !rc && i < t.n_rows; i++) {
         struct row_ctx r = {&t, cols, ix, i, err};
-        struct vf_offer *o = &c->offers[i];
+        struct vf_offer *o = &out[*n];
         uint64_t v;
         o->gpu_id = field(&r, P_GPU);
-        if (idset_find(gpu_ids, o->gpu_id, false, gpu_key, c->gpus, -1) < 0)
+        o->origin = origin;
+        if (idset_find(gpu_ids, o->gpu_id, false, gpu_key, c->gpus, -1) < 0) {
+            if (!strcmp(origin, "built-in"))
+                continue;
             return bad(&r, P_GPU, "a card id from gpus.tsv");
+        }
         if ((rc = u64_field(&r, P_COUNT, false, &v)))
             return rc;
         if (v == 0 || v > VF_MAX_GPUS)
@@ -385,8 +405,50 @@ static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, stru
         o->as_of = field(&r, P_AS_OF);
         o->provider = field(&r, P_PROVIDER);
         o->source = field(&r, P_SOURCE);
+        (*n)++;
     }
-    c->n_offers = t.n_rows;
+    return rc;
+}
+
+/* The offers: a data dir's prices.tsv first, then each built-in offer it does not replace (the
+ * same card, count, provider and kind): the user's prices overlay ours (issue 26). */
+static enum vf_err load_prices(struct vf_catalog *c, struct idset *gpu_ids, struct vf_error *err)
+{
+    const struct vf__embedded_file *own = embedded("prices.tsv");
+    char *text = NULL;
+    size_t len = 0, n = 0, lines = 1;
+    const char *path = c->data_dir ? vf_arena_printf(c->arena, "%s/prices.tsv", c->data_dir) : NULL;
+    enum vf_err rc =
+        path ? vf__read_file(c->arena, path, VF_MAX_DATA_FILE_BYTES, &text, &len, err) : VF_ENOENT;
+    if (rc && rc != VF_ENOENT)
+        return rc;
+    if (rc)
+        text = NULL, len = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    for (size_t i = 0; own && i < own->len; i++)
+        lines += own->data[i] == '\n';
+    c->offers = vf_arena_alloc(c->arena, (lines + 1) * sizeof *c->offers);
+    if (!c->offers)
+        return vf__errf(err, VF_ENOMEM, "prices.tsv: out of memory");
+    if (text && (rc = read_offers(c, gpu_ids, text, len, path, c->offers, &n, err)))
+        return rc;
+    size_t n_user = n;
+    if (own && (rc = read_offers(c, gpu_ids, (const char *)own->data, own->len, "built-in",
+                                 c->offers, &n, err)))
+        return rc;
+    size_t kept = n_user;
+    for (size_t i = n_user; i < n; i++) {
+        const struct vf_offer *o = &c->offers[i];
+        bool replaced = false;
+        for (size_t k = 0; k < n_user && !replaced; k++)
+            replaced = !strcmp(c->offers[k].gpu_id, o->gpu_id) && c->offers[k].count == o->count &&
+                       !strcmp(c->offers[k].provider, o->provider) &&
+                       !strcmp(c->offers[k].kind, o->kind);
+        if (!replaced)
+            c->offers[kept++] = *o;
+    }
+    c->n_offers = kept;
     mark_derived(c);
     return VF_OK;
 }
@@ -473,7 +535,11 @@ enum vf_err vf_catalog_open_parts(struct vf_catalog **out, const char *data_dir,
     c->data_dir = data_dir && *data_dir ? vf_arena_strdup(a, data_dir) : NULL;
     struct idset gpu_ids;
     enum vf_err rc = VF_OK;
-    if (parts & (VF_CATALOG_GPUS | VF_CATALOG_OFFERS))
+    struct stat st;
+    int e = c->data_dir && stat(c->data_dir, &st) ? errno : 0;
+    if (c->data_dir && (e || !S_ISDIR(st.st_mode)))
+        rc = vf__errf(err, VF_ENOENT, "%s", e ? strerror(e) : "not a folder");
+    if (!rc && (parts & (VF_CATALOG_GPUS | VF_CATALOG_OFFERS)))
         rc = load_gpus(c, &gpu_ids, err);
     if (!rc && (parts & VF_CATALOG_OFFERS))
         rc = load_prices(c, &gpu_ids, err);

@@ -756,6 +756,45 @@ enum vf_err vf_catalog_preload(struct vf_catalog *c, struct vf_error *err)
     return VF_OK;
 }
 
+/* Issue 26: a hub id as huggingface_hub keeps it on disk, before any request: the cache is
+ * HF_HUB_CACHE, else HF_HOME/hub, else XDG_CACHE_HOME (or ~/.cache)/huggingface/hub; the repo is
+ * models--ORG--NAME there, its revision refs/REV (main by default) or REV itself, and the files
+ * snapshots/COMMIT/. The path of that snapshot (or of the file named) in *out, or NULL. */
+static const char *hf_cache_path(struct vf_arena *a, const struct hub_ref *h)
+{
+    const char *cache = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *user = getenv("HOME");
+    const char *root = cache && *cache ? cache
+                       : home && *home ? vf_arena_printf(a, "%s/hub", home)
+                       : xdg && *xdg   ? vf_arena_printf(a, "%s/huggingface/hub", xdg)
+                       : user && *user ? vf_arena_printf(a, "%s/.cache/huggingface/hub", user)
+                                       : NULL;
+    char repo[sizeof h->repo];
+    snprintf(repo, sizeof repo, "%s", h->repo);
+    char *slash = strchr(repo, '/');
+    if (!root || !slash || strstr(repo, "..") || strchr(h->rev, '/') || strstr(h->file, ".."))
+        return NULL;
+    *slash = '\0';
+    const char *dir = vf_arena_printf(a, "%s/models--%s--%s", root, repo, slash + 1);
+    const char *rev = h->rev[0] ? h->rev : "main";
+    char commit[128] = "";
+    FILE *f = dir ? fopen(vf_arena_printf(a, "%s/refs/%s", dir, rev), "r") : NULL;
+    if (f) {
+        if (!fgets(commit, sizeof commit, f))
+            commit[0] = '\0';
+        fclose(f);
+        commit[strcspn(commit, "\r\n")] = '\0';
+    } else {
+        snprintf(commit, sizeof commit, "%s", rev); /* a commit given as @REV */
+    }
+    if (!dir || !commit[0] || strchr(commit, '/'))
+        return NULL;
+    const char *snap = h->file[0] ? vf_arena_printf(a, "%s/snapshots/%s/%s", dir, commit, h->file)
+                                  : vf_arena_printf(a, "%s/snapshots/%s", dir, commit);
+    struct stat st;
+    return snap && stat(snap, &st) == 0 ? snap : NULL;
+}
+
 enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
                              struct vf_model *out, struct vf_error *err)
 {
@@ -776,8 +815,18 @@ enum vf_err vf_model_resolve(struct vf_arena *a, const struct vf_catalog *c, con
     if (strncmp(ref, "hf:", 3) && stat(ref, &st) == 0)
         return from_path(a, ref, out, err);
     struct hub_ref h;
-    if (parse_hub_ref(ref, &h))
+    if (parse_hub_ref(ref, &h)) {
+        const char *cached = hf_cache_path(a, &h);
+        if (cached)
+            return from_path(a, cached, out, err);
+        const char *offline = getenv("HF_HUB_OFFLINE");
+        if (offline && (!strcmp(offline, "1") || !vf__strcasecmp(offline, "true")))
+            return vf__errf(err, VF_ENOENT,
+                            "'%s' is not in the Hugging Face cache and HF_HUB_OFFLINE is set "
+                            "(huggingface-cli download %s fetches it)",
+                            ref, h.repo);
         return from_hub(a, &h, out, err);
+    }
     if (ends_with(ref, ".gguf") || ends_with(ref, ".safetensors") || ends_with(ref, ".json"))
         return vf__errf(err, VF_ENOENT, "cannot open '%s': no such file", ref);
     char quant[24];

@@ -461,16 +461,7 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
                 const struct vf_offer *of = &c->offers[j];
                 if (strcmp(of->gpu_id, g->id))
                     continue;
-                json_t *x = json_object();
-                json_object_set_new(x, "count", json_integer(of->count));
-                json_object_set_new(x, "price_per_hour", vf__json_price(of->price_micro));
-                json_object_set_new(x, "currency", vf__json_text(of->currency));
-                json_object_set_new(x, "billing", vf__json_text(of->billing));
-                json_object_set_new(x, "kind", vf__json_text(of->kind));
-                json_object_set_new(x, "as_of", vf__json_text(of->as_of));
-                json_object_set_new(x, "provider", vf__json_text(of->provider));
-                json_object_set_new(x, "source", vf__json_text(of->source));
-                json_array_append_new(offers, x);
+                json_array_append_new(offers, vf__json_offer(of));
             }
             json_object_set_new(o, "offers", offers);
             json_object_set_new(o, "source", vf__json_text(g->source));
@@ -490,6 +481,20 @@ char *vf_render_catalog_json(struct vf_arena *a, const struct vf_catalog *c, boo
     json_t *root = json_object();
     json_object_set_new(root, gpus ? "gpus" : "models", arr);
     return vf__json_finish(a, root);
+}
+
+json_t *vf__json_offer(const struct vf_offer *of)
+{
+    json_t *x = json_object();
+    json_object_set_new(x, "count", json_integer(of->count));
+    json_object_set_new(x, "price_per_hour", vf__json_price(of->price_micro));
+    json_object_set_new(x, "currency", vf__json_text(of->currency));
+    json_object_set_new(x, "billing", vf__json_text(of->billing));
+    json_object_set_new(x, "kind", vf__json_text(of->kind));
+    json_object_set_new(x, "as_of", vf__json_text(of->as_of));
+    json_object_set_new(x, "provider", vf__json_text(of->provider));
+    json_object_set_new(x, "source", vf__json_text(of->source));
+    return x;
 }
 
 char *vf_render_inspect_json(struct vf_arena *a, const struct vf_model *m)

@@ -19,6 +19,10 @@ json_t *vf__json_price(uint64_t micro);
  * json_string() would return NULL, and json_object_set_new() drop the key); NULL for NULL or
  * when memory runs out. Every string of a document goes through this or vf__json_str. */
 json_t *vf__json_text(const char *s);
+/* One offer of the catalog: count, price_per_hour, currency, billing, kind, as_of, provider,
+ * source (catalog gpus --json; catalog prices --json adds gpu and from). */
+struct vf_offer;
+json_t *vf__json_offer(const struct vf_offer *of);
 /* The same, or null for NULL. */
 json_t *vf__json_str(const char *s);
 /* An array of the n strings of s, each as vf__json_text makes it. */
