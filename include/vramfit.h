@@ -384,8 +384,8 @@ struct vf_offer {
     const char *as_of;    /* "2026-11" */
     const char *provider;
     const char *source;
-    bool derived; /* count > 1 priced as count x the same provider's single-card price of the
-                   * same kind and currency (computed when the catalog loads), not a quote */
+    bool derived;       /* count > 1 priced as count x the same provider's single-card price of the
+                         * same kind and currency (computed when the catalog loads), not a quote */
     const char *origin; /* "built-in", or the --data-dir prices.tsv it comes from */
 };
 
