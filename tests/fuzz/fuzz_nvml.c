@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (a && !vf_gpu_snapshot(a, &s, NULL)) {
         (void)vf_render_gpus_text(a, &s, NULL);
         (void)vf_render_gpus_json(a, &s);
-        (void)vf_render_gpus_prometheus(a, &s);
+        struct vf_metrics_info mi = {.hostname = "fuzz", .scrape_seconds = 0.001};
+        (void)vf_render_metrics(a, &s, &mi);
     }
     vf_arena_close(a);
     return 0;
