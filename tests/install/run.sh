@@ -78,9 +78,9 @@ man_ok() {
         MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q "^NAME" || { echo "$page: no NAME"; return 1; }
         n=$((n + 1))
     done
-    [ "$n" -eq 11 ] || { echo "$n pages, expected 11 (vramfit and 10 commands)"; return 1; }
+    [ "$n" -eq 12 ] || { echo "$n pages, expected 12 (vramfit and 11 commands, exporter too)"; return 1; }
 }
-if command -v man >/dev/null 2>&1; then check "11 man pages render" man_ok; else sk "man pages (no man)"; fi
+if command -v man >/dev/null 2>&1; then check "12 man pages render" man_ok; else sk "man pages (no man)"; fi
 
 # 4. the bash completion: a flag of estimate and a catalog model
 complete_ok() {
