@@ -204,25 +204,40 @@ enum {
     G_FP4,
     G_SOURCE
 };
-/* The optional speed columns of gpus.tsv (issue 23): a file without them reads as unknown. */
-static const char *opt_cell(const struct vf__tsv *t, size_t row, const char *col)
+/* The optional speed columns of gpus.tsv (issue 23): a file without them reads as unknown.
+ * Their places are looked up once per table (struct opt), not once per cell. */
+enum { O_FP16, O_BF16, O_FP8, O_INT8, O_FP4, O_BOOST, O_PCIE, O_NVLINK, O_SMS, O_SOURCE, O_N };
+static const char *const opt_names[O_N] = {
+    "tflops_fp16", "tflops_bf16", "tflops_fp8",  "tflops_int8", "tflops_fp4",
+    "boost_mhz",   "pcie",        "nvlink_gbps", "sms",         "speed_source"};
+struct opt {
+    const struct vf__tsv *t;
+    int ix[O_N]; /* -1: the column is absent */
+};
+
+static void opt_init(struct opt *o, const struct vf__tsv *t)
 {
-    int k = vf__tsv_col(t, col);
-    return k < 0 ? "?" : t->rows[row][k];
+    o->t = t;
+    for (int k = 0; k < O_N; k++)
+        o->ix[k] = vf__tsv_col(t, opt_names[k]);
 }
 
-static enum vf_err speed_bad(const struct vf__tsv *t, size_t row, const char *col,
-                             struct vf_error *err)
+static const char *opt_cell(const struct opt *o, size_t row, int col)
+{
+    return o->ix[col] < 0 ? "?" : o->t->rows[row][o->ix[col]];
+}
+
+static enum vf_err speed_bad(const struct opt *o, size_t row, int col, struct vf_error *err)
 {
     return vf__errf(err, VF_EFORMAT, "%s:%zu: column '%s' is '%s', expected a number or '?'",
-                    t->origin, t->lines[row], col, opt_cell(t, row, col));
+                    o->t->origin, o->t->lines[row], opt_names[col], opt_cell(o, row, col));
 }
 
 /* A whole number 0..100000 of an optional column into *n, -1 when '?' or absent; false when
  * the cell is something else. */
-static bool count_cell(const struct vf__tsv *t, size_t row, const char *col, long *n)
+static bool count_cell(const struct opt *o, size_t row, int col, long *n)
 {
-    const char *v = opt_cell(t, row, col);
+    const char *v = opt_cell(o, row, col);
     *n = -1;
     if (!strcmp(v, "?") || !*v)
         return true;
@@ -231,42 +246,39 @@ static bool count_cell(const struct vf__tsv *t, size_t row, const char *col, lon
     return !*end && *n >= 0 && *n <= 100000;
 }
 
-static enum vf_err speed_fields(const struct vf__tsv *t, size_t row, struct vf_gpu_spec *g,
+static enum vf_err speed_fields(const struct opt *o, size_t row, struct vf_gpu_spec *g,
                                 struct vf_error *err)
 {
-    static const char *const tf[] = {"tflops_fp16", "tflops_bf16", "tflops_fp8",
-                                     "tflops_int8", "tflops_fp4",  "boost_mhz"};
     double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8,
                      &g->tflops_int8, &g->tflops_fp4,  &g->boost_mhz};
-    for (size_t k = 0; k < sizeof tf / sizeof *tf; k++) {
-        const char *v = opt_cell(t, row, tf[k]);
+    for (int k = O_FP16; k <= O_BOOST; k++) {
+        const char *v = opt_cell(o, row, k);
         char *end;
         *dst[k] = 0;
         if (!strcmp(v, "?") || !*v)
             continue;
         *dst[k] = strtod(v, &end);
         if (*end || !(*dst[k] >= 0 && *dst[k] < 1e6))
-            return speed_bad(t, row, tf[k], err);
+            return speed_bad(o, row, k, err);
     }
-    const char *p = opt_cell(t, row, "pcie");
+    const char *p = opt_cell(o, row, O_PCIE);
     unsigned gen, lanes;
     g->pcie_gen = g->pcie_lanes = 0;
     if (strcmp(p, "?") && *p) {
         if (sscanf(p, "%ux%u", &gen, &lanes) != 2 || gen == 0 || gen > 9 || lanes == 0 ||
             lanes > 32)
-            return speed_bad(t, row, "pcie", err);
+            return speed_bad(o, row, O_PCIE, err);
         g->pcie_gen = (uint8_t)gen;
         g->pcie_lanes = (uint8_t)lanes;
     }
     long n;
-    if (!count_cell(t, row, "nvlink_gbps", &n))
-        return speed_bad(t, row, "nvlink_gbps", err);
+    if (!count_cell(o, row, O_NVLINK, &n))
+        return speed_bad(o, row, O_NVLINK, err);
     g->nvlink_gbps = (int32_t)n;
-    if (!count_cell(t, row, "sms", &n) || n == 0)
-        return speed_bad(t, row, "sms", err);
+    if (!count_cell(o, row, O_SMS, &n) || n == 0)
+        return speed_bad(o, row, O_SMS, err);
     g->sms = n < 0 ? 0 : (uint32_t)n;
-    int k = vf__tsv_col(t, "speed_source");
-    g->speed_source = k < 0 ? "" : t->rows[row][k];
+    g->speed_source = o->ix[O_SOURCE] < 0 ? "" : o->t->rows[row][o->ix[O_SOURCE]];
     return VF_OK;
 }
 
@@ -286,6 +298,8 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct idset *ids, struct vf_
         return vf__errf(err, VF_ENOMEM, "gpus.tsv: out of memory");
     if ((rc = idset_init(ids, c->arena, t.n_rows, err)))
         return rc;
+    struct opt opt;
+    opt_init(&opt, &t);
     for (size_t i = 0; i < t.n_rows; i++) {
         struct row_ctx r = {&t, cols, ix, i, err};
         struct vf_gpu_spec *g = &c->gpus[i];
@@ -323,7 +337,7 @@ static enum vf_err load_gpus(struct vf_catalog *c, struct idset *ids, struct vf_
         if ((rc = bool_field(&r, G_BF16, &g->bf16)) || (rc = bool_field(&r, G_FP8, &g->fp8)) ||
             (rc = bool_field(&r, G_FP4, &g->fp4)))
             return rc;
-        if ((rc = speed_fields(&t, i, g, err)))
+        if ((rc = speed_fields(&opt, i, g, err)))
             return rc;
     }
     c->n_gpus = t.n_rows;
