@@ -17,6 +17,7 @@ listed, not scored). A row whose check needs a number (vllm-14452: a --max-model
 
 Usage: python3 bench/explain-accuracy.py [EXAMPLES.jsonl] [--vramfit build/vramfit] [--markdown]
 """
+import os
 import json
 import re
 import subprocess
@@ -121,7 +122,9 @@ def judge(row, j):
 
 
 def main(argv):
-    path = "/work/shared/reference/oom-examples-public.jsonl"
+    # ../shared beside the repository root, as DESIGN.md lays it out
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(os.path.dirname(root), "shared", "reference", "oom-examples-public.jsonl")
     vramfit = "build/vramfit"
     md = "--markdown" in argv
     args = [a for a in argv if a != "--markdown"]
