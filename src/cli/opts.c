@@ -160,9 +160,9 @@ int cli_answer_begin(const char *cmd, unsigned vfcmd, int argc, char **argv, str
         return rc;
     if (r->o.help)
         return cli_print(cli_help_text(cmd));
-    /* an estimate reads prices only for a card's euros per result (issue 24) */
-    unsigned parts = vfcmd == VF_CMD_ESTIMATE && !r->o.w.gpu ? VF_CATALOG_GPUS | VF_CATALOG_MODELS
-                                                             : VF_CATALOG_ALL;
+    /* an estimate without a card reads neither the card table nor prices: the first is for
+     * the card's fit and speed, the second for its euros per result (issues 15, 24) */
+    unsigned parts = vfcmd == VF_CMD_ESTIMATE && !r->o.w.gpu ? VF_CATALOG_MODELS : VF_CATALOG_ALL;
     if (!(r->cat = cli_catalog_parts(r->o.data_dir, parts)))
         return EXIT_ERR;
     r->a = cli_arena();

@@ -307,6 +307,8 @@ const struct vf_catalog_model *vf__ollama_tag(const struct vf_catalog *c, const 
 enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t len,
                                    const char *origin, struct vf_model *m, struct vf_error *err);
 
+/* strtod with the common decimal text read exactly without libc (core/units.c). */
+double vf__strtod(const char *s, char **end);
 /* v with thousands separators, "27,840" (core/units.c: the one place numbers are printed). */
 char *vf__format_grouped(char *buf, size_t cap, uint64_t v);
 

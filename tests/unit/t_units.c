@@ -4,6 +4,12 @@
  */
 #include "th.h"
 
+#include "internal.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t bytes(const char *s)
@@ -116,11 +122,157 @@ static void counts(void **state)
     assert_int_equal(vf_parse_count("1.5", &v, NULL), VF_EINVAL);
 }
 
+/* The counts' fast path (plain digits, up to 19) gives what the general path gives: every
+ * value below 10^19 read back from its text, with leading zeros and with spaces (the general
+ * path's). A 20-digit count is the general path's: 2^64 - 2 reads, 2^64 - 1 (VF_UNKNOWN) and 2^64
+ * are too large. */
+static void counts_fast_path(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ULL, v = 0;
+    char buf[48];
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t want = x % 10000000000000000000ULL >> (i % 64);
+        snprintf(buf, sizeof buf, i % 3 ? "%llu" : "00%llu ", (unsigned long long)want);
+        assert_int_equal(vf_parse_count(buf, &v, NULL), VF_OK);
+        assert_u64(v, want);
+    }
+    assert_int_equal(vf_parse_count("18446744073709551614", &v, NULL), VF_OK);
+    assert_u64(v, UINT64_MAX - 1);
+    /* 2^64 - 1 is VF_UNKNOWN, the library's "not known": too large as a count */
+    assert_int_equal(vf_parse_count("18446744073709551615", &v, NULL), VF_ERANGE);
+    assert_int_equal(vf_parse_count("18446744073709551616", &v, NULL), VF_ERANGE);
+    assert_int_equal(vf_parse_count("", &v, NULL), VF_EINVAL);
+    assert_int_equal(vf_parse_count("12x", &v, NULL), VF_EINVAL);
+}
+
+/* vf__strtod gives strtod's value, bit for bit, and stops where strtod stops: random
+ * decimals of 1 to 24 digits with the point anywhere (past 19 digits and 2^53 the general
+ * path's), and texts the fast path must hand over (signs, exponents, hex, inf). */
+static void strtod_as_libc(void **state)
+{
+    (void)state;
+    static const char *const odd[] = {"0",
+                                      ".5",
+                                      "5.",
+                                      ".",
+                                      "1e5",
+                                      "1.5E-3",
+                                      "0x10",
+                                      " 1",
+                                      "-1.5",
+                                      "+2",
+                                      "inf",
+                                      "nan",
+                                      "12abc",
+                                      "3.25.1",
+                                      "1e",
+                                      "",
+                                      "9007199254740993",
+                                      "0.1",
+                                      "0.3",
+                                      "1e400",
+                                      "123456789.0123456789012345",
+                                      "00000000000000000000001"};
+    char buf[40];
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 200000 + (int)(sizeof odd / sizeof *odd); i++) {
+        const char *s = buf;
+        if (i >= 200000) {
+            s = odd[i - 200000];
+        } else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int n = 1 + (int)(x % 24), dot = (int)((x >> 8) % (unsigned)(n + 2)), k = 0;
+            uint64_t y = x;
+            for (int d = 0; d < n; d++, y = y * 6364136223846793005ULL + 1) {
+                if (d == dot)
+                    buf[k++] = '.';
+                buf[k++] = (char)('0' + (y >> 33) % 10);
+            }
+            buf[k] = 0;
+        }
+        char *e1, *e2;
+        double a = vf__strtod(s, &e1), b = strtod(s, &e2);
+        assert_memory_equal(&a, &b, sizeof a);
+        assert_ptr_equal(e1, e2);
+    }
+}
+
+/* The string builder's own formatting (core/sb.c, the conversions renderers use most)
+ * prints what snprintf prints; formats it does not read (precision, floating point) go to
+ * vsnprintf. Random widths, sides and values, the extremes of each type. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral" /* the formats are made at random */
+static void sb_as_snprintf(void **state)
+{
+    (void)state;
+    struct vf_arena *a = vf_arena_open(0);
+    assert_non_null(a);
+    static const char *const strs[] = {"", "a", "KV cache", "\u2588\u2588",
+                                       "a long label of words"};
+    static const long long ints[] = {0, 1, -1, 42, -42, INT_MIN, INT_MAX, LLONG_MIN, LLONG_MAX};
+    uint64_t x = 0x2545F4914F6CDD1DULL;
+    char fmt[64], want[512];
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const char *side = x & 1 ? "-" : "";
+        unsigned w = (unsigned)(x >> 4) % 30;
+        const char *s = strs[(x >> 12) % 5];
+        long long v = ints[(x >> 16) % 9];
+        unsigned long long u = (unsigned long long)v ^ (x >> 20);
+        struct vf__sb b;
+        vf__sb_init(&b, a);
+        switch ((x >> 40) % 7) {
+        case 0:
+            snprintf(fmt, sizeof fmt, "[%%%s%us] %%%% %%c|", side, w);
+            snprintf(want, sizeof want, fmt, s, 'q');
+            vf__sb_printf(&b, fmt, s, 'q');
+            break;
+        case 1:
+            snprintf(fmt, sizeof fmt, "%%%s%ud/%%%s%ulld", side, w, side, w);
+            snprintf(want, sizeof want, fmt, (int)v, v);
+            vf__sb_printf(&b, fmt, (int)v, v);
+            break;
+        case 2:
+            snprintf(fmt, sizeof fmt, "%%%s%uu %%llu %%zu", side, w);
+            snprintf(want, sizeof want, fmt, (unsigned)u, u, (size_t)u);
+            vf__sb_printf(&b, fmt, (unsigned)u, u, (size_t)u);
+            break;
+        case 3:
+            snprintf(fmt, sizeof fmt, "%%lu %%%s%uld %%zd", side, w);
+            snprintf(want, sizeof want, fmt, (unsigned long)u, (long)v, (ptrdiff_t)v);
+            vf__sb_printf(&b, fmt, (unsigned long)u, (long)v, (ptrdiff_t)v);
+            break;
+        case 4:
+            snprintf(fmt, sizeof fmt, "%%.2f %%%s%us %%5.1f", side, w);
+            snprintf(want, sizeof want, fmt, (double)v / 7, s, (double)u);
+            vf__sb_printf(&b, fmt, (double)v / 7, s, (double)u);
+            break;
+        case 5:
+            snprintf(want, sizeof want, "no conversion %s", "");
+            vf__sb_printf(&b, "no conversion %s", "");
+            break;
+        default:
+            snprintf(fmt, sizeof fmt, "%%+d %%%s%ux %%08u", side, w);
+            snprintf(want, sizeof want, fmt, (int)v, (unsigned)u, (unsigned)u);
+            vf__sb_printf(&b, fmt, (int)v, (unsigned)u, (unsigned)u);
+            break;
+        }
+        assert_string_equal(vf__sb_done(&b), want);
+    }
+    vf_arena_close(a);
+}
+#pragma GCC diagnostic pop
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_sizes), cmocka_unit_test(reject_sizes), cmocka_unit_test(tokens),
-        cmocka_unit_test(prices),      cmocka_unit_test(format),       cmocka_unit_test(counts),
+        cmocka_unit_test(parse_sizes),      cmocka_unit_test(reject_sizes),
+        cmocka_unit_test(tokens),           cmocka_unit_test(prices),
+        cmocka_unit_test(format),           cmocka_unit_test(counts),
+        cmocka_unit_test(counts_fast_path), cmocka_unit_test(strtod_as_libc),
+        cmocka_unit_test(sb_as_snprintf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

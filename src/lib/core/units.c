@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Splits "23.65 GiB" into integer digits, fraction digits and the suffix. */
@@ -156,6 +157,15 @@ enum vf_err vf_parse_price(const char *s, uint64_t *out_micro, struct vf_error *
 
 enum vf_err vf_parse_count(const char *s, uint64_t *out, struct vf_error *err)
 {
+    /* the common cell, up to 19 plain digits (below 2^64), without the general path */
+    uint64_t v = 0;
+    const char *p = s;
+    for (; p && *p >= '0' && *p <= '9' && p - s < 19; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (p != s && !*p) {
+        *out = v;
+        return VF_OK;
+    }
     struct num n;
     enum vf_err rc = split_number(s, "count", &n, err);
     if (rc)
@@ -166,6 +176,31 @@ enum vf_err vf_parse_count(const char *s, uint64_t *out, struct vf_error *err)
         return vf__errf(err, VF_ERANGE, "count '%s' is too large", s);
     *out = n.ip;
     return VF_OK;
+}
+
+/* strtod(s, end), with the common text - up to 19 digits, at most 22 of them after a point, no
+ * sign and no exponent - read without libc's general path: a mantissa below 2^53 divided by
+ * an exact power of ten is one correctly rounded operation (Clinger 1990), the value strtod
+ * gives. Anything else is strtod's. */
+double vf__strtod(const char *s, char **end)
+{
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+        m = m * 10 + (uint64_t)(*p - '0');
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9' && digits < 19; p++, digits++, frac++)
+            m = m * 10 + (uint64_t)(*p - '0');
+    if (!digits || frac > 22 || m >> 53 || (*p >= '0' && *p <= '9') || *p == 'e' || *p == 'E' ||
+        *p == 'x' || *p == 'X')
+        return strtod(s, end);
+    if (end)
+        *end = (char *)(uintptr_t)p;
+    return (double)m / p10[frac];
 }
 
 /* ------------------------------------------------------------------ printing */

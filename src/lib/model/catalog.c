@@ -257,15 +257,19 @@ static enum vf_err speed_fields(const struct opt *o, size_t row, struct vf_gpu_s
         *dst[k] = 0;
         if (!strcmp(v, "?") || !*v)
             continue;
-        *dst[k] = strtod(v, &end);
+        *dst[k] = vf__strtod(v, &end);
         if (*end || !(*dst[k] >= 0 && *dst[k] < 1e6))
             return speed_bad(o, row, k, err);
     }
     const char *p = opt_cell(o, row, O_PCIE);
-    unsigned gen, lanes;
     g->pcie_gen = g->pcie_lanes = 0;
     if (strcmp(p, "?") && *p) {
-        if (sscanf(p, "%ux%u", &gen, &lanes) != 2 || gen == 0 || gen > 9 || lanes == 0 ||
+        char *x, *e;
+        unsigned long gen = strtoul(p, &x, 10), lanes = 0;
+        e = x;
+        if (*x == 'x')
+            lanes = strtoul(x + 1, &e, 10);
+        if (x == p || *x != 'x' || e == x + 1 || *e || gen == 0 || gen > 9 || lanes == 0 ||
             lanes > 32)
             return speed_bad(o, row, O_PCIE, err);
         g->pcie_gen = (uint8_t)gen;

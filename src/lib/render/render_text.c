@@ -27,13 +27,13 @@ static void bar(struct vf__sb *s, uint64_t bytes, uint64_t scale, bool ascii)
     unsigned full = (unsigned)(eighths / 8), rest = (unsigned)(eighths % 8);
     unsigned cells = 0;
     for (unsigned i = 0; i < full; i++, cells++)
-        vf__sb_printf(s, "%s", ascii ? "#" : "\u2588");
+        vf__sb_puts(s, ascii ? "#" : "\u2588");
     if (rest) {
-        vf__sb_printf(s, "%s", ascii ? "#" : part[rest]);
+        vf__sb_puts(s, ascii ? "#" : part[rest]);
         cells++;
     }
     for (; cells < BAR_WIDTH; cells++)
-        vf__sb_printf(s, " ");
+        vf__sb_putc(s, ' ');
 }
 
 static const char *label(const char *name)
