@@ -260,8 +260,10 @@ static void mla_boot_error(void **state)
     (void)state;
     struct vf_model m = cfg_model(DSV2_LITE);
     assert_int_equal(m.attn, VF_ATTN_MLA);
-    /* a budget that leaves 0.93 GiB of KV cache (as in vllm-15871): --kv-cache-memory */
-    struct vf_workload w = kv_memory(32768, "0.93GiB", RTX4090);
+    /* a budget that leaves 0.93 GiB of KV cache (as in vllm-15871): --kv-cache-memory; the
+     * measured run kept 13 GB of its 29 GiB of weights on the CPU (--cpu-offload-gb 13) on ~22
+     * GB cards: here a card that holds the weights, so the KV budget is the only limit */
+    struct vf_workload w = kv_memory(32768, "0.93GiB", H100);
     struct vf_estimate e = est(&m, &w);
     /* F-VLLM-07: 16 x 576 x 2 = 18432 B per layer-block; one request of 32768 tokens:
      * 2048 blocks x 18432 x 27 = 1,019,215,872 B = 0.95 GiB (the measured "0.95 GiB KV cache
@@ -345,6 +347,27 @@ static void verdict_l40s(void **state)
     for (size_t i = 0; i < e.n_lines; i++)
         same |= strstr(e.lines[i], want) != NULL;
     assert_true(same);
+}
+
+/* F-VLLM-12: Qwen3 32B in bf16 on an L40S (44.65 GiB usable): its weights (61.03 GiB) are
+ * larger than the card, so vLLM fails while loading (PyTorch's out-of-memory error, not
+ * "Model loading took") and the total is never below the sum of the parts: weights +
+ * activation peak + non-torch + the 40k-token KV need + graphs (it was 54.65 GiB, below the
+ * weights, before). */
+static void weights_over_card(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("qwen3-32b");
+    struct vf_workload w = {.engine = "vllm", .usable_bytes = L40S};
+    struct vf_estimate e = est(&m, &w);
+    uint64_t parts = e.kv_bytes_per_token * e.ctx_tokens;
+    for (size_t i = 0; i < e.n_components; i++)
+        parts += e.components[i].bytes;
+    assert_true(e.total_bytes >= parts);
+    assert_true(e.total_bytes > e.weights_bytes);
+    assert_true(
+        has_line(e.lines, e.n_lines, "torch.OutOfMemoryError: CUDA out of memory while loading"));
+    assert_false(has_line(e.lines, e.n_lines, "Model loading took"));
 }
 
 /* F-VLLM-13: each version rule pinned to the release it changed in (vllm_rules, est_vllm.c;
@@ -781,7 +804,7 @@ int main(void)
         cmocka_unit_test(fixes_apply),    cmocka_unit_test(verdict_16385),
         cmocka_unit_test(verdict_l40s),   cmocka_unit_test(version_rules),
         cmocka_unit_test(spread_options), cmocka_unit_test(free_memory_check),
-        cmocka_unit_test(kept_modules),
+        cmocka_unit_test(kept_modules),   cmocka_unit_test(weights_over_card),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -792,10 +792,16 @@ static uint64_t vllm_total(const struct vcfg *c, const struct vres *r)
         return vf__sat_add(r->requested, r->graphs);
     if (!c->usable)
         return vf__sat_add(need_all, r->graphs);
-    if (r->free_short) /* over the free memory by what the budget lacks */
-        return vf__sat_add(c->usable + 1, r->requested - c->usable);
+    /* never below what the job holds at once: weights larger than the card fail while
+     * loading, before any budget is taken */
+    uint64_t floor = vf__sat_add(need_all, r->graphs);
+    if (r->free_short) { /* over the free memory by what the budget lacks */
+        uint64_t t = vf__sat_add(c->usable + 1, r->requested - c->usable);
+        return t > floor ? t : floor;
+    }
     uint64_t room = vf__sat_mul(r->num_blocks, r->page * r->group_size);
-    return vf__sat_add(c->usable + 1, r->need_kv > room ? r->need_kv - room : 0);
+    uint64_t t = vf__sat_add(c->usable + 1, r->need_kv > room ? r->need_kv - room : 0);
+    return t > floor ? t : floor;
 }
 
 /* vLLM's "Maximum concurrency ... %.2fx" is Python's %-formatting, which rounds to nearest
@@ -827,12 +833,30 @@ static void vllm_extras(const struct vcfg *c, const struct vres *r, struct vf_es
 static void vllm_lines_v1(struct vf_arena *a, const struct vf_model *m, const struct vcfg *c,
                           const struct vres *r, struct vf_estimate *e);
 
+/* Weights per GPU larger than the card: PyTorch's out-of-memory error while the model loads,
+ * before vLLM measures anything (F-VLLM-10). */
+static bool weights_oom(struct vf_arena *a, const struct vcfg *c, const struct vres *r,
+                        struct vf_estimate *e)
+{
+    char b1[32], b2[32];
+    if (!c->usable || r->weights <= c->usable)
+        return false;
+    vf__line(a, e,
+             "torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU > "
+             "card %s)",
+             vf_format_bytes(b1, sizeof b1, r->weights, VF_FMT_IEC),
+             vf_format_bytes(b2, sizeof b2, c->usable, VF_FMT_IEC));
+    return true;
+}
+
 /* The log lines V0 would print (F-VLLM-10/13: worker.py, "# GPU blocks", and its
  * raise_if_cache_size_invalid check). */
 static void vllm_lines_v0(struct vf_arena *a, const struct vcfg *c, const struct vres *r,
                           struct vf_estimate *e)
 {
     char b1[32];
+    if (weights_oom(a, c, r, e))
+        return;
     vf__line(a, e, "Loading model weights took %.4f GB", gib(r->weights));
     if (r->avail <= 0 || !r->num_blocks) {
         vf__line(a, e,
@@ -885,6 +909,8 @@ static void vllm_lines_v1(struct vf_arena *a, const struct vf_model *m, const st
                  gib(c->usable), gib(c->card), c->util, gib(r->requested));
         return;
     }
+    if (weights_oom(a, c, r, e))
+        return;
     vf__line(a, e, "Model loading took %.4f GiB", gib(r->weights));
     if (r->avail <= 0) {
         vf__line(a, e,
