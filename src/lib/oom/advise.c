@@ -1627,6 +1627,15 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
                (need == VF_UNKNOWN || need < ev->allocated_bytes);
     if (xla)
         need = ev->allocated_bytes;
+    /* PyTorch already held more than the card (Windows' sysmem fallback): what it holds and
+     * the request that failed */
+    uint64_t held = ev->reserved_bytes != VF_UNKNOWN ? ev->reserved_bytes : ev->allocated_bytes;
+    bool over = !xla && held != VF_UNKNOWN && card != VF_UNKNOWN && held > card &&
+                ev->requested_bytes != VF_UNKNOWN;
+    if (over && (need == VF_UNKNOWN || need < vf__sat_add(held, ev->requested_bytes)))
+        need = vf__sat_add(held, ev->requested_bytes);
+    else
+        over = false;
     if (need == VF_UNKNOWN)
         return;
     cheapest_over(catalog, need, out);
@@ -1635,7 +1644,9 @@ static void bigger_card(struct vf_arena *a, const struct known *k, const struct 
         vf__diagnose_add(d, vf_arena_printf(a,
                                             "F-OOM-21b: bigger card: the cheapest single card "
                                             "with more than %s = %s usable",
-                                            xla ? "the program's buffers" : "total + shortfall",
+                                            xla    ? "the program's buffers"
+                                            : over ? "what PyTorch held + the request"
+                                                   : "total + shortfall",
                                             vf_format_bytes(b, sizeof b, need, VF_FMT_IEC)));
 }
 

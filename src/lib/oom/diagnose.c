@@ -282,6 +282,14 @@ static bool holds_comfy_loader(const struct facts *f)
            is(f->ev->tool, "comfyui");
 }
 
+/* PyTorch holds more than the card: on Windows the driver lends system memory past the card
+ * (the CUDA "sysmem fallback" of drivers 536.40 and later) until that runs out too. */
+static bool holds_held_over_card(const struct facts *f)
+{
+    return f->own != VF_UNKNOWN && f->tot != VF_UNKNOWN && f->own > f->tot && !f->host_pid &&
+           (!f->ev->backend || is(f->ev->backend, "cuda"));
+}
+
 static bool holds_request_over_card(const struct facts *f)
 {
     return f->req != VF_UNKNOWN && f->tot != VF_UNKNOWN && f->req > f->tot;
@@ -494,6 +502,16 @@ static void say_request_over_card(const struct facts *f)
              gib(f->a, f->tot));
 }
 
+static void say_held_over_card(const struct facts *f)
+{
+    evidence(f,
+             "PyTorch holds %s, more than the whole card (%s): the driver lent system memory "
+             "past the card (Windows' CUDA sysmem fallback, or unified memory), far slower than the card's own, and "
+             "the next %s did not fit either: the job needs about %s",
+             gib(f->a, f->own), gib(f->a, f->tot), gib(f->a, f->req),
+             gib(f->a, vf__sat_add(f->own, f->req)));
+}
+
 static void say_tensors_fill(const struct facts *f)
 {
     unsigned pm = permille(f->alloc, f->tot);
@@ -612,6 +630,8 @@ static const struct rule rules[] = {
     {"F-OOM-15", "kv_cache", C_NONE, false, holds_kv_message, say_kv, NULL},
     {"F-OOM-16", "leak", C_NONE, false, holds_long_training, say_leak, NULL},
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_comfy_loader, say_comfy_loader,
+     NULL},
+    {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_held_over_card, say_held_over_card,
      NULL},
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_request_over_card,
      say_request_over_card, NULL},
