@@ -506,8 +506,8 @@ static void say_held_over_card(const struct facts *f)
 {
     evidence(f,
              "PyTorch holds %s, more than the whole card (%s): the driver lent system memory "
-             "past the card (Windows' CUDA sysmem fallback, or unified memory), far slower than the card's own, and "
-             "the next %s did not fit either: the job needs about %s",
+             "past the card (Windows' CUDA sysmem fallback, or unified memory), far slower "
+             "than the card's own, and the next %s did not fit either: the job needs about %s",
              gib(f->a, f->own), gib(f->a, f->tot), gib(f->a, f->req),
              gib(f->a, vf__sat_add(f->own, f->req)));
 }
