@@ -565,6 +565,19 @@ static void say_no_evidence(const struct facts *f)
              : is(b, "mps") ? "Activity Monitor (Memory)"
              : is(b, "xpu") ? "xpu-smi stats"
                             : "nvidia-smi");
+    /* "Allocation on device" is PyTorch's cudaMallocAsync allocator: its figures follow on
+     * the lines after it ("Currently allocated", "Requested", "Device limit"), which pastes
+     * and ComfyUI's error report often leave out; ComfyUI turns that allocator on by default
+     * (cuda_malloc.py) and --disable-cuda-malloc turns it off */
+    if (f->ev->pattern && !strcmp(f->ev->pattern, "pytorch-cuda-malloc-async"))
+        evidence(f,
+                 "\"Allocation on device\" is PyTorch's cudaMallocAsync allocator: its sizes "
+                 "are on the lines after it (\"Requested\", \"Device limit\"); paste those, "
+                 "%s",
+                 is(f->ev->tool, "comfyui")
+                     ? "or start ComfyUI with --disable-cuda-malloc for PyTorch's usual message"
+                     : "or set PYTORCH_CUDA_ALLOC_CONF=backend:native for PyTorch's usual "
+                       "message");
 }
 
 /* Rules of one chain are alternatives (an if / else if): only the first that holds fires. */
