@@ -417,9 +417,18 @@ static const struct rule rules[] = {
     {G_OLLAMA, "host_ram", "raise the container's memory limit",
      "docker run --memory=<RAM the model needs> ... (or the pod's limits.memory)", CH_NONE, "none",
      1.0, "only where the limit, not the host, is short", 0, 0, NULL},
-    {G_ANY, "host_ram", "more host RAM or swap (a bigger GPU does not help)",
+    /* Ollama's check is on the part of the model that does not fit the GPU (llm/server.go:
+     * TotalSize - VRAMSize, later cpuSize, against free RAM + swap): more RAM holds it, more
+     * free GPU memory shrinks it */
+    {G_OLLAMA, "host_ram", "more host RAM or swap",
      "free -h; add swap (fallocate -l 32G /swapfile; mkswap; swapon) or a machine with more RAM",
      CH_NONE, "none", 1.0, "swap is slow", 0, 0, NULL},
+    {G_OLLAMA, "host_ram", "more free GPU memory: less of the model is left for RAM",
+     "ollama ps (the CPU/GPU split); stop what else holds the card, or a card with more memory",
+     CH_NONE, "none", 1.0, "the other job stops, or another card", 0, 0, NULL},
+    {G_ANY, "host_ram", "more host RAM or swap (a bigger GPU does not help)",
+     "free -h; add swap (fallocate -l 32G /swapfile; mkswap; swapon) or a machine with more RAM",
+     CH_NONE, "none", 1.0, "swap is slow", 0, 0, w_not_ollama},
     {G_SCRIPT, "host_ram", "load with less host RAM",
      "from_pretrained(..., low_cpu_mem_usage=True)", CH_NONE, "none", 1.0, "none", 0,
      INF | TRN | J_NONE, NULL},

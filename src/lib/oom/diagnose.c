@@ -361,6 +361,13 @@ static bool holds_no_evidence(const struct facts *f)
 
 static void say_host_ram(const struct facts *f)
 {
+    if (has(f->text, "requires more system memory")) { /* Ollama's check (llm/server.go) */
+        evidence(f, "Ollama checks, before loading, that the part of the model it cannot place "
+                    "on the GPU fits the free RAM and swap: it does not; more RAM or swap holds "
+                    "it, and more free GPU memory, a smaller quant or a shorter context shrinks "
+                    "it");
+        return;
+    }
     evidence(f,
              "the host's RAM ran out (%s), not the GPU's: the fix is more RAM, swap or a larger "
              "container limit, the opposite of a bigger GPU",

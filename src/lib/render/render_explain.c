@@ -84,8 +84,9 @@ static void event_figures(struct vf__sb *b, const struct vf_oom_event *ev)
     /* Ollama's pre-load check names the whole model's need, not one allocation (issue 19) */
     bool whole = ev->pattern && !strcmp(ev->pattern, "ollama-system-memory");
     if (ev->requested_bytes != VF_UNKNOWN && whole)
-        vf__sb_printf(b, "  model needs       %12s   Ollama's estimate of the whole model in RAM\n",
-                      iec(s1, sizeof s1, ev->requested_bytes));
+        vf__sb_printf(
+            b, "  model needs       %12s   Ollama's estimate of what the GPU does not hold\n",
+            iec(s1, sizeof s1, ev->requested_bytes));
     else if (ev->requested_bytes != VF_UNKNOWN)
         vf__sb_printf(b,
                       "  failed request    %12s   one allocation; not what the whole job needs\n",
@@ -195,8 +196,12 @@ char *vf_render_explain_text(struct vf_arena *a, const struct vf_explain *x,
         vf__sb_printf(&b, "  message           %s\n", ev->text);
 
     const struct vf_diagnosis *d = &x->diagnosis;
+    /* Ollama's RAM check is on what the GPU does not hold: a bigger GPU does help there */
+    bool split = d->cause && !strcmp(d->cause, "host_ram") && ev->pattern &&
+                 !strcmp(ev->pattern, "ollama-system-memory");
     vf__sb_printf(&b, "\nDiagnosis (%s): %s", d->cause ? d->cause : "unknown",
-                  cause_words(d->cause));
+                  split ? "the host's RAM cannot hold the part of the model the GPU does not."
+                        : cause_words(d->cause));
     if (!d->cause || !strcmp(d->cause, "unknown")) /* the platform's own tool (issue 19) */
         vf__sb_printf(&b, " %s while the job runs.", smi_of(x->platform));
     vf__sb_printf(&b, "\n");
