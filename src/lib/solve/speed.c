@@ -70,7 +70,6 @@ static bool has(const char *w, const char *s)
     return w && strstr(w, s);
 }
 
-/* The tensor precision the matmuls run at and its dense rate (TFLOPS). */
 /* Are the weights stored at 16 bits or more (no quantized kernel)? */
 static bool sixteen_bits(const char *w)
 {
@@ -78,6 +77,7 @@ static bool sixteen_bits(const char *w)
            !strcmp(w, "bf16") || !strcmp(w, "F32") || !strcmp(w, "fp32");
 }
 
+/* The tensor precision the matmuls run at and its dense rate (TFLOPS). */
 static double tensor_rate(const struct vf_gpu_spec *g, const struct vf_speed_in *in,
                           const char **prec)
 {
