@@ -513,9 +513,11 @@ function speedText(o) {
   if (s.seconds_per_image != null) parts.push(t("speed.img", { v: num(s.seconds_per_image, 1) }));
   else if (s.seconds_per_clip != null) parts.push(t("speed.clip", { v: num(s.seconds_per_clip, 0) }));
   else if (s.decode_tokens_per_s != null) parts.push(t("speed.tok", { v: num(s.decode_tokens_per_s, 0) }));
-  if (o.cost && o.cost.per_result != null)
-    parts.push(money(o.cost.per_result, o.cost.currency || o.currency, o.cost.per_result < 0.1 ? 4 : 2) +
-               (o.cost.unit ? " / " + o.cost.unit : ""));
+  if (o.cost && o.cost.per_result != null) {
+    const m = money(o.cost.per_result, o.cost.currency || o.currency, o.cost.per_result < 0.1 ? 4 : 2);
+    /* the library's unit is English: the LLM one in the page's language (F-SPD-06) */
+    parts.push(o.cost.unit === "1M output tokens" ? t("cost.mtok", { v: m }) : m + (o.cost.unit ? " / " + o.cost.unit : ""));
+  }
   return parts.join(" · ") || "-";
 }
 

@@ -118,9 +118,20 @@ try {
   } else {
     console.log("note browser: the API marks no offer derived (issue 28): the derived note is not checked");
   }
-  if (api.offers.some((o) => o.speed || o.cost)) {
-    check("the time-and-cost column shows", await page.isVisible("#cards th.speed"), "hidden");
-  }
+  /* issue 23: every LLM offer of /api/v1/pick carries its speed (F-SPD-01..03) and its price
+   * per 1M output tokens (F-SPD-06), not only under rank=cost; the page's time-and-cost column
+   * shows the cheapest offer's two figures as the API gives them */
+  const sp = cheapest.speed || {}, co = cheapest.cost || {};
+  check("the API's cheapest offer carries tokens/s and EUR per 1M output tokens",
+        sp.decode_tokens_per_s > 0 && sp.output_tokens_per_s > 0 && co.per_result > 0 &&
+        co.unit === "1M output tokens" && co.currency === api.currency, JSON.stringify({ sp, co }));
+  check("the time-and-cost column shows", await page.isVisible("#cards th.speed"), "hidden");
+  const cell = await page.textContent("#cards tbody tr:first-child td.speed");
+  const tps = new Intl.NumberFormat("en-GB", { maximumFractionDigits: 0 }).format(sp.decode_tokens_per_s);
+  const per = new Intl.NumberFormat("en-GB", { minimumFractionDigits: co.per_result < 0.1 ? 4 : 2,
+                                               maximumFractionDigits: co.per_result < 0.1 ? 4 : 2 }).format(co.per_result);
+  check("the cheapest row shows " + tps + " tokens/s and " + per + " per 1M output tokens",
+        cell.includes(tps + " tokens/s") && cell.includes(per) && cell.includes("/ 1M output tokens"), cell);
 
   /* the language switch, and back */
   await page.click(".lang button[data-lang=it]");

@@ -444,11 +444,13 @@ static enum vf_err walk(struct pick_ctx *p, struct cand *cand, size_t n, bool fi
 }
 
 /* F-SPD-06: the row's speed (F-SPD-03 at the workload's users and lengths) and its price
- * per 1M output tokens: price per hour / (3600 x output tokens/s) x 10^6. */
+ * per 1M output tokens: price per hour / (3600 x output tokens/s) x 10^6. Every LLM row
+ * carries both, whatever the ranking (the page's time-and-cost column); --rank cost only
+ * orders the rows by the second. */
 static void row_cost(struct pick_ctx *p, struct vf_pick_row *r)
 {
     r->cost_per_mtok = 0;
-    if (p->w->task != VF_TASK_INFER || !p->w->pick.rank_cost)
+    if (p->w->task != VF_TASK_INFER)
         return;
     vf__speed_of(p->m, p->w, p->w->engine, &p->q, r->est.weights_bytes, r->est.kv_bytes_per_token,
                  p->w->ctx_tokens, r->gpu, &r->fit);
@@ -520,9 +522,11 @@ static enum vf_err unpriced(struct pick_ctx *p, const struct card_index *ix, str
         enum vf_err rc = check_of(p, g, 1, &ck, err);
         if (rc)
             return rc;
-        if (ck->fit.fits)
-            out->unpriced[out->n_unpriced++] =
-                (struct vf_pick_row){.gpu = g, .count = 1, .fit = ck->fit, .est = ck->est};
+        if (!ck->fit.fits)
+            continue;
+        struct vf_pick_row *r = &out->unpriced[out->n_unpriced++];
+        *r = (struct vf_pick_row){.gpu = g, .count = 1, .fit = ck->fit, .est = ck->est};
+        row_cost(p, r); /* the speed alone: no price, no cost */
     }
     qsort(out->unpriced, out->n_unpriced, sizeof *out->unpriced, row_by_size);
     return VF_OK;

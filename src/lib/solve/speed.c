@@ -32,6 +32,11 @@
 #ifndef K_SM_GGUF
 #define K_SM_GGUF 5.75
 #endif
+/* The same bound of the 16-bit weights' kernel (b2899: dequantize_mul_mat_vec on F16 rows, a
+ * loop of its own with its own loads per thread), calibrated apart on the same half. */
+#ifndef K_SM_GGUF16
+#define K_SM_GGUF16 6.35
+#endif
 /* F-SPD-01: llama.cpp's fixed cost per layer and generated token (kernel launches and
  * synchronisation, which do not shrink with a faster card), seconds; and per hand-over
  * between two cards of a layer split (--split-mode layer: the hidden state is copied and the
@@ -65,14 +70,19 @@ static bool has(const char *w, const char *s)
     return w && strstr(w, s);
 }
 
+/* Are the weights stored at 16 bits or more (no quantized kernel)? */
+static bool sixteen_bits(const char *w)
+{
+    return !strcmp(w, "F16") || !strcmp(w, "BF16") || !strcmp(w, "f16") || !strcmp(w, "fp16") ||
+           !strcmp(w, "bf16") || !strcmp(w, "F32") || !strcmp(w, "fp32");
+}
+
 /* The tensor precision the matmuls run at and its dense rate (TFLOPS). */
 static double tensor_rate(const struct vf_gpu_spec *g, const struct vf_speed_in *in,
                           const char **prec)
 {
     const char *w = in->weights ? in->weights : "";
-    bool sixteen = !strcmp(w, "F16") || !strcmp(w, "BF16") || !strcmp(w, "f16") ||
-                   !strcmp(w, "fp16") || !strcmp(w, "bf16") || !strcmp(w, "F32") ||
-                   !strcmp(w, "fp32");
+    bool sixteen = sixteen_bits(w);
     if (in->gguf && !sixteen) { /* llama.cpp's quantized matmuls: int8 MMQ */
         *prec = "int8";
         return g->tflops_int8;
@@ -102,6 +112,7 @@ struct roof {
     double bw, flops, link; /* bytes/s, FLOP/s (achievable, all cards), link bytes/s */
     uint32_t n;
     double fixed; /* llama.cpp's fixed seconds per token (layers, hand-overs) */
+    double pcie;  /* bytes/s of the card's PCIe slot: llama.cpp's layer-split hand-overs */
 };
 
 /* Share of the weights one decode step reads with b sequences: MoE experts are read when
@@ -144,14 +155,19 @@ static double step_s(const struct roof *r, double b, double l, bool *compute_bou
 }
 
 /* Seconds to prefill b prompts of p tokens: compute bound, never faster than one read of
- * the weights (F-SPD-02). */
+ * the weights (F-SPD-02). llama.cpp's layer split hands the batch's hidden state on at each
+ * boundary between two cards: ggml keeps it in F32, so b x p x hidden x 4 bytes cross the PCIe
+ * slot, after the same synchronisation as a decode hand-over (TAU_SPLIT_GGUF). */
 static double prefill_s(const struct roof *r, double b, double p)
 {
     const struct vf_speed_in *in = r->in;
     double flops = b * (2.0 * (double)in->params_active * p + attn_flops(in, p / 2.0) * p);
     double cmp = flops / r->flops;
     double mem = (double)in->weights_bytes * weight_share(in, b * p) / r->bw;
-    return cmp > mem ? cmp : mem;
+    double hand = 0;
+    if (in->gguf && in->gpus > 1 && r->pcie > 0)
+        hand = (in->gpus - 1) * (TAU_SPLIT_GGUF + b * p * (double)in->hidden * 4.0 / r->pcie);
+    return (cmp > mem ? cmp : mem) + hand;
 }
 
 void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out)
@@ -170,10 +186,11 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
                                                     : ETA_C_GGUF;
     /* llama.cpp splits by layers (--split-mode layer): a token passes the cards one after
      * the other, so one sequence runs at one card's speed (F-SPD-01). */
-    struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1, 0};
+    struct roof r = {in, 0, 0, 0, in->gpus && !in->gguf ? in->gpus : 1, 0, 0};
     r.bw = g->bandwidth_gbps * 1e9 * out->eta_bw * r.n;
     if (in->gguf) {
-        double sm_bw = K_SM_GGUF * g->sms * g->boost_mhz * 1e6;
+        double k = sixteen_bits(in->weights ? in->weights : "") ? K_SM_GGUF16 : K_SM_GGUF;
+        double sm_bw = k * g->sms * g->boost_mhz * 1e6;
         if (sm_bw > 0 && sm_bw < r.bw) /* the kernels' per-SM bound binds (F-SPD-01) */
             r.bw = sm_bw;
         r.fixed =
@@ -181,7 +198,8 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
     }
     out->bw_gbps = r.bw / 1e9;
     r.flops = rate * 1e12 * out->eta_compute * r.n;
-    r.link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : vf__pcie_gbps(g)) * 1e9;
+    r.pcie = vf__pcie_gbps(g) * 1e9;
+    r.link = g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 * 1e9 : r.pcie;
     double users = in->users ? (double)in->users : 1.0;
     double b = in->max_users && (double)in->max_users < users ? (double)in->max_users : users;
     if (b < 1)
