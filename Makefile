@@ -115,8 +115,11 @@ $(B)/server/web_assets.c: $(B)/embed $(WEB) | $(B)/server
 	$(B)/embed -n web_files -i server.h -p srv_ web $(WEB) > $@.tmp && mv $@.tmp $@
 $(B)/server/web_assets.o: $(B)/server/web_assets.c
 	$(CC) $(CFLAGS:-Isrc/lib=) -Isrc/server -Wno-missing-prototypes -c -o $@ $<
+# no libm: the library takes its one power and its one rounding itself (core/util.c), and
+# loading libm.so cost every process ~24k instructions of the dynamic linker (issue 15); a
+# libm call creeping back in fails this link
 $(B)/vramfit: $(CLI_OBJ) $(B)/libvramfit.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(CLI_LIBS) -lpthread -lm
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libvramfit.a $(CLI_LIBS) -lpthread
 $(B)/vramfit-serve: $(SRV_OBJ) $(B)/libvramfit.a
 	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJ) $(B)/libvramfit.a $(PKG_LIBS) -ldl -lpthread -lm
 

@@ -81,6 +81,9 @@ static inline uint64_t vf__div_ceil(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ string helpers */
 
+/* x^n by squaring; round() of 0 <= x < 2^52 (core/util.c: no libm). */
+double vf__powi(double x, uint64_t n);
+double vf__round_pos(double x);
 int vf__strcasecmp(const char *a, const char *b);
 /* Levenshtein distance of two short strings, case-insensitive (capped at 255). */
 unsigned vf__edit_distance(const char *a, const char *b);

@@ -138,3 +138,21 @@ const char *vf__sysroot(void)
     const char *r = getenv("VRAMFIT_SYSROOT");
     return r && *r ? r : "";
 }
+
+/* x^n by squaring (n a count: sequences, tokens), exact where the products are: the one power
+ * the library takes, so the binaries do not load libm for it (issue 15). */
+double vf__powi(double x, uint64_t n)
+{
+    double r = 1.0;
+    for (; n; n >>= 1, x *= x)
+        if (n & 1)
+            r *= x;
+    return r;
+}
+
+/* round() for 0 <= x < 2^52: half away from zero, without libm. */
+double vf__round_pos(double x)
+{
+    uint64_t i = (uint64_t)x;
+    return (double)(x - (double)i >= 0.5 ? i + 1 : i);
+}

@@ -808,7 +808,7 @@ static uint64_t vllm_total(const struct vcfg *c, const struct vres *r)
  * (kv_cache_utils.py, _report_kv_cache_config): 10.666 prints 10.67, not 10.66. */
 static double conc_2dp(double x)
 {
-    return round(x * 100.0) / 100.0;
+    return vf__round_pos(x * 100.0) / 100.0;
 }
 
 /* The engine results (JSON "vllm"). */

@@ -125,7 +125,7 @@ static double weight_share(const struct vf_speed_in *in, double b)
     double e = in->n_experts, k = in->n_experts_used;
     double pe = (double)(in->params - in->params_active) / (e - k);
     double shared = (double)in->params - e * pe;
-    double touched = 1.0 - pow(1.0 - k / e, b);
+    double touched = 1.0 - vf__powi(1.0 - k / e, (uint64_t)b);
     return (shared + e * pe * touched) / (double)in->params;
 }
 
