@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define TEXT_MAX   320 /* bytes of a message kept in an event */
 #define STR_MAX    256 /* model name / version */
@@ -37,6 +40,10 @@
 #define TAIL_MAX      2048
 #define HALF_MIN      12 /* a trigger half shorter than this is too common to look for */
 #define NORM_CHUNK    ((size_t)64 << 10) /* bytes normalised at a time (oom_input.c) */
+/* The readings (prefilter masks, row, numbers) of the last MEMO_N texts up to MEMO_TEXT bytes
+ * long: a message repeated byte for byte (a retry loop, a worker per GPU) is parsed once. */
+#define MEMO_N    16
+#define MEMO_TEXT 512
 
 /* Context keys (besides the row triggers) the prefilter looks for. */
 enum ctx_kind {
@@ -214,8 +221,29 @@ struct prefilter {
     char msg[128];
 };
 
+/* What filter and match_line read in one text: a pure function of its bytes (and, for the
+ * joined text, of where its lines start), so a repeated text is read from the memo. */
+struct reading {
+    bool hit;                    /* the prefilter found a key */
+    uint64_t pre[MASK_WORDS];    /* the keys it found (context_line reads them) */
+    uint64_t post[MASK_WORDS];   /* the mask match_line left (keys after a quote in code) */
+    const struct vf__oom_row *r; /* the row it matched, NULL if none */
+    size_t off;                  /* where the message starts */
+    struct vf__oom_m m;          /* the row's reading */
+};
+struct memo {
+    uint64_t hash, used; /* used: when last read (0: empty) */
+    size_t len;
+    unsigned n_at;
+    uint16_t at[JOIN_LINES + 4];
+    struct reading rd;
+    char text[MEMO_TEXT];
+};
+
 struct vf_oom_scan {
     const struct prefilter *pf;
+    struct memo *memo; /* MEMO_N entries */
+    uint64_t memo_clock;
     /* line assembly */
     char *pend; /* VF_OOM_MAX_LINE bytes (this and the buffers below: not zeroed at open) */
     size_t pend_len;
@@ -347,6 +375,29 @@ uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key)
     return vf__oom_u64_at(p + strlen(key), line + len, NULL);
 }
 
+/* How many bytes from p (at most n, at most max) are printable ASCII (0x20..0x7e); p[0] is. */
+static size_t ascii_run(const unsigned char *p, size_t n, size_t max)
+{
+    if (n > max)
+        n = max;
+    size_t i = 0;
+#if defined(__SSE2__)
+    /* c - 0x20 (wrapping) below 0x5f, compared signed after flipping the top bit */
+    const __m128i lo = _mm_set1_epi8(0x20), flip = _mm_set1_epi8((char)0x80),
+                  lim = _mm_set1_epi8((char)(0x5f ^ 0x80));
+    for (; n - i >= 16; i += 16) {
+        __m128i v =
+            _mm_xor_si128(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(p + i)), lo), flip);
+        unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(lim, v)) ^ 0xffff;
+        if (bad)
+            return i + (size_t)__builtin_ctz(bad);
+    }
+#endif
+    while (i < n && p[i] >= 0x20 && p[i] < 0x7f)
+        i++;
+    return i;
+}
+
 /* Copies s[0..n) into dst (cap bytes) as printable text: controls and bytes of invalid
  * UTF-8 become '?', so renderers (JSON) get valid UTF-8. Trims leading spaces. */
 static void copy_text(char *dst, size_t cap, const char *s, size_t n)
@@ -357,9 +408,11 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t n)
     size_t o = 0;
     while (p < e && o + 5 < cap) {
         unsigned c = *p;
-        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message */
-            dst[o++] = (char)c;
-            p++;
+        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message: as one run */
+            size_t run = ascii_run(p, (size_t)(e - p), cap - 5 - o);
+            memcpy(dst + o, p, run);
+            o += run;
+            p += run;
             continue;
         }
         size_t k = c < 0x80             ? 1
@@ -612,6 +665,11 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     if (!big)
         return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (buffers)");
     s->pend = big;
+    s->memo = vf_arena_alloc(a, MEMO_N * sizeof *s->memo);
+    if (!s->memo)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (memo)");
+    for (size_t i = 0; i < MEMO_N; i++)
+        s->memo[i].used = 0;
     s->nbuf = s->pend + VF_OOM_MAX_LINE;
     s->scratch = s->nbuf + NORM_CHUNK;
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
@@ -1086,7 +1144,7 @@ static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
 /* What a message says of the run (a version, a context length, a batch). */
 static void take_context(struct vf_oom_scan *s, const struct vf__oom_m *m)
 {
-    if (m->version_hint && !s->version_explicit)
+    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint))
         snprintf(s->version, sizeof s->version, "%s", m->version_hint);
     if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
         s->ctx.ctx_tokens = m->ctx_tokens;
@@ -1242,6 +1300,67 @@ static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const c
     return NULL;
 }
 
+/* ------------------------------------------------------------------ memo */
+
+/* A 64-bit hash of t[0..n) (8 bytes a step; only to pick memo candidates, which are compared
+ * byte for byte). */
+static uint64_t text_hash(const char *t, size_t n, uint64_t h)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, t + i, 8);
+        h = (h ^ v) * k;
+        h ^= h >> 29;
+    }
+    uint64_t v = 0;
+    memcpy(&v, t + i, n - i);
+    h = (h ^ v ^ n) * k;
+    return h ^ h >> 32;
+}
+
+/* Reads text[0..len) (the join when joined: its line starts are part of what is read) with
+ * the prefilter and the rows, into *tmp or a memo entry; returns the reading (valid until the
+ * next call). */
+static const struct reading *read_text(struct vf_oom_scan *s, const char *text, size_t len,
+                                       bool joined, struct reading *tmp)
+{
+    unsigned n_at = joined ? s->n_at : 0;
+    struct memo *slot = NULL;
+    uint64_t h = 0;
+    if (len <= MEMO_TEXT) {
+        h = text_hash(text, len, n_at);
+        if (n_at)
+            h = text_hash((const char *)s->join_at, n_at * sizeof s->join_at[0], h);
+        slot = &s->memo[0];
+        for (size_t i = 0; i < MEMO_N; i++) {
+            struct memo *e = &s->memo[i];
+            if (e->used && e->hash == h && e->len == len && e->n_at == n_at &&
+                !memcmp(e->text, text, len) && !memcmp(e->at, s->join_at, n_at * sizeof e->at[0])) {
+                e->used = ++s->memo_clock;
+                return &e->rd;
+            }
+            if (e->used < slot->used)
+                slot = e; /* the least recently read is replaced */
+        }
+    }
+    struct reading *rd = slot ? &slot->rd : tmp;
+    rd->hit = len >= s->pf->all->m && filter(s, text, len, rd->pre);
+    memcpy(rd->post, rd->pre, sizeof rd->post);
+    rd->off = 0;
+    rd->r = rd->hit ? match_line(s, text, len, rd->post, &rd->m, &rd->off) : NULL;
+    if (slot) {
+        slot->hash = h;
+        slot->len = len;
+        slot->n_at = n_at;
+        memcpy(slot->at, s->join_at, n_at * sizeof slot->at[0]);
+        memcpy(slot->text, text, len);
+        slot->used = ++s->memo_clock;
+    }
+    return rd;
+}
+
 /* --------------------------------------------------------- wrapped messages */
 
 static void join_close(struct vf_oom_scan *s)
@@ -1276,8 +1395,9 @@ static bool record_start(const char *p, const char *end)
     bool bracket = *p == '[';
     if (*p == '[' || *p == '(')
         p++, n--;
-    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
-        if (n >= strlen(starts[i]) && !memcmp(p, starts[i], strlen(starts[i])))
+    for (size_t i = 0; n && i < sizeof starts / sizeof starts[0]; i++)
+        if (starts[i][0] == *p && n >= strlen(starts[i]) &&
+            !memcmp(p, starts[i], strlen(starts[i])))
             return true;
     /* "2024-12-16 17:10:56", "[2025-06-02 ...", "[594675.027262]" */
     int digits = 0;
@@ -1288,7 +1408,7 @@ static bool record_start(const char *p, const char *end)
         return true;
     /* syslog "Apr 25 06:31:56", dmesg -T "[Thu Dec  7 00:05:15 2017]", glog "I0315 10:1" */
     static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDecMonTueWedThuFriSatSun";
-    for (size_t i = 0; n >= 5 && i + 3 <= sizeof months - 1; i += 3)
+    for (size_t i = 0; n >= 5 && p[3] == ' ' && i + 3 <= sizeof months - 1; i += 3)
         if (!memcmp(p, months + i, 3) && p[3] == ' ')
             return true;
     return n >= 6 && strchr("IWEF", *p) && *p && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
@@ -1359,14 +1479,12 @@ static void join_line(struct vf_oom_scan *s, const char *line, size_t len)
     s->join_len += len;
     s->join_lines++;
     s->join_last = s->lineno;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    if (!filter(s, s->join, s->join_len, mask))
+    struct reading tmp;
+    const struct reading *rd = read_text(s, s->join, s->join_len, true, &tmp);
+    if (!rd->hit)
         return;
-    size_t off;
-    const struct vf__oom_row *r = match_line(s, s->join, s->join_len, mask, &m, &off);
-    if (r) {
-        join_match(s, r, &m);
+    if (rd->r) {
+        join_match(s, rd->r, &rd->m);
     } else if (s->join_event && s->join_new == s->n_total) {
         /* the rest of the message says it is none ("this is not a failure", a quote in
          * code): the event its first lines made is taken back */
@@ -1461,11 +1579,19 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
     size_t n = 0;
     s->join_at[0] = 0;
     s->n_at = 1;
-    for (const char *q = a; q < line + len && n < JOIN_MAX; q++) {
-        if (*q == '\r')
+    for (const char *q = a, *e = line + len; q < e && n < JOIN_MAX;) {
+        /* the bytes up to the next CR or LF as one run, then that byte */
+        const char *b = vf__ms_find2(q, (size_t)(e - q), '\r', '\n');
+        size_t run = (size_t)((b ? b : e) - q);
+        if (run > JOIN_MAX - n)
+            run = JOIN_MAX - n;
+        memcpy(s->join + n, q, run);
+        n += run;
+        q += run;
+        if (q == e || n == JOIN_MAX || *q++ == '\r')
             continue;
-        s->join[n++] = *q == '\n' ? ' ' : *q;
-        if (*q == '\n' && s->n_at < sizeof s->join_at / sizeof s->join_at[0])
+        s->join[n++] = ' ';
+        if (s->n_at < sizeof s->join_at / sizeof s->join_at[0])
             s->join_at[s->n_at++] = (uint16_t)n;
     }
     s->join_len = n;
@@ -1483,15 +1609,13 @@ static void join_back(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
     s->n_total--; /* the event's own lines are not "before" it */
     unsigned k = back_lines(s, line, len);
     s->n_total++;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    size_t off;
-    if (!k || !filter(s, s->join, s->join_len, mask) ||
-        match_line(s, s->join, s->join_len, mask, &m, &off) != r)
+    struct reading tmp;
+    const struct reading *rd = k ? read_text(s, s->join, s->join_len, true, &tmp) : NULL;
+    if (!rd || rd->r != r)
         return;
-    if (fill_figures(ev, &m)) {
+    if (fill_figures(ev, &rd->m)) {
         ev->line = s->lineno - k;
-        copy_text(s->text[slot], TEXT_MAX, s->join + off, s->join_len - off);
+        copy_text(s->text[slot], TEXT_MAX, s->join + rd->off, s->join_len - rd->off);
     }
 }
 
@@ -1508,14 +1632,10 @@ static void join_candidate(struct vf_oom_scan *s, const char *line, size_t len)
     s->join_first = s->lineno - k;
     s->join_last = s->lineno;
     s->join_event = false;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    size_t off;
-    const struct vf__oom_row *r = filter(s, s->join, s->join_len, mask)
-                                      ? match_line(s, s->join, s->join_len, mask, &m, &off)
-                                      : NULL;
-    if (r)
-        join_match(s, r, &m);
+    struct reading tmp;
+    const struct reading *rd = read_text(s, s->join, s->join_len, true, &tmp);
+    if (rd->r)
+        join_match(s, rd->r, &rd->m);
 }
 
 /* Where the message that row r matched starts in a window of a long line: the two words
@@ -1537,18 +1657,19 @@ static size_t message_start(const char *line, size_t len, const struct vf__oom_r
 /* A line (whole: joins may start or continue here) or a window of a long one. */
 static void do_piece(struct vf_oom_scan *s, const char *line, size_t len, bool whole)
 {
-    uint64_t mask[MASK_WORDS] = {0};
-    bool hit = len >= s->pf->all->m && filter(s, line, len, mask);
+    struct reading tmp;
+    const struct reading *rd = read_text(s, line, len, false, &tmp);
+    bool hit = rd->hit;
+    const uint64_t *mask = rd->post;
+    const struct vf__oom_row *r = rd->r;
     if (hit)
-        context_line(s, line, len, mask); /* hints first: they may name this line's tool */
-    struct vf__oom_m m;
-    size_t off = 0;
-    const struct vf__oom_row *r = hit ? match_line(s, line, len, mask, &m, &off) : NULL;
+        context_line(s, line, len, rd->pre); /* hints first: they may name this line's tool */
     if (r) {
         uint64_t n = s->n_total;
+        size_t off = rd->off;
         if (!whole) /* a window of a long line: the message starts near its trigger */
             off = message_start(line, len, r, off);
-        apply_match(s, r, &m, line + off, len - off, s->lineno);
+        apply_match(s, r, &rd->m, line + off, len - off, s->lineno);
         if (whole) {
             join_back(s, r, line, len);
             join_open(s, line, len, true);
