@@ -868,26 +868,15 @@ static size_t naive_find(const char *const *pats, size_t np, const char *t, size
     return n;
 }
 
-/* The block search (oom_search.c) against a naive one on random texts made of the keys'
- * pieces, keys cut at every place, with each of its paths (scalar, SSSE3, AVX2 where the CPU
- * has them): the same leftmost start every time. */
-static void test_search(void **state)
+/* The block search of pats (oom_search.c) against a naive one on 300 random texts made of
+ * the keys' pieces, keys cut at every place, with each of its paths (scalar, SSSE3, AVX2
+ * where the CPU has them): the same leftmost start every time. Returns how many texts held a
+ * key. */
+static unsigned search_rounds(const char *const *pats, size_t np)
 {
-    (void)state;
-    static const char *const pats[] = {"vllm",
-                                       "MiB |",
-                                       "Killed",
-                                       "ollama",
-                                       "Ollama",
-                                       "n_ctx",
-                                       "out of memory",
-                                       "Tried to allocate",
-                                       "--model ",
-                                       "max_model_len",
-                                       "RESOURCE_EXHAUSTED"};
-    const size_t np = sizeof pats / sizeof pats[0];
     static struct vf__ms m;
-    uint8_t lens[sizeof pats / sizeof pats[0]];
+    uint8_t lens[32];
+    assert_true(np <= 32);
     for (size_t i = 0; i < np; i++)
         lens[i] = (uint8_t)strlen(pats[i]);
     assert_true(vf__ms_build(&m, pats, lens, np));
@@ -919,8 +908,35 @@ static void test_search(void **state)
         }
         m.simd = best;
     }
+    return found;
+}
+
+/* The search with a few short keys, and with more short keys (under 8 bytes) of different
+ * first bytes than the 8 buckets of the nibble search hold, so that they are grouped. */
+static void test_search(void **state)
+{
+    (void)state;
+    static const char *const pats[] = {"vllm",
+                                       "MiB |",
+                                       "Killed",
+                                       "ollama",
+                                       "Ollama",
+                                       "n_ctx",
+                                       "out of memory",
+                                       "Tried to allocate",
+                                       "--model ",
+                                       "max_model_len",
+                                       "RESOURCE_EXHAUSTED"};
+    unsigned found = search_rounds(pats, sizeof pats / sizeof pats[0]);
     printf("search: %u of 300 texts hold a key\n", found);
     assert_true(found > 100 && found < 300); /* both kinds of text were tried */
+    static const char *const shorts[] = {
+        "vllm",    "Vllm",    "vLLM",    "ollama", "Ollama",  "model='",
+        "n_ctx",   "num_ctx", "Limit:",  "InUse:", "MiB / ",  "MiB |",
+        "kv_self", "gallocr", "HyVideo", "Killed", "ComfyUI", "out of memory"};
+    found = search_rounds(shorts, sizeof shorts / sizeof shorts[0]);
+    printf("search (grouped buckets): %u of 300 texts hold a key\n", found);
+    assert_true(found > 100 && found < 300);
 }
 
 int main(void)

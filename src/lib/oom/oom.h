@@ -84,6 +84,8 @@ struct vf__ms_ent {
 struct vf__ms {
     const char *pat[VF__MS_MAX];
     uint8_t len[VF__MS_MAX];
+    uint32_t key4[VF__MS_MAX]; /* each key's first 4 bytes (keys are at least 4 long) */
+    uint64_t tail[VF__MS_MAX]; /* the last 8 bytes of each long key */
     size_t n;
     uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
     uint16_t head[1u << 16];        /* their chains in ent (1-based) */
@@ -92,8 +94,6 @@ struct vf__ms {
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
-    unsigned char first[16]; /* the first letter (case folded) of each bucket */
-    unsigned n_first;
     int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
 };
 /* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).

@@ -37,6 +37,13 @@ static uint32_t load32(const unsigned char *p)
     return v;
 }
 
+static uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
 static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
 {
     if (m->n_ent >= sizeof m->ent / sizeof m->ent[0])
@@ -51,16 +58,78 @@ static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
     m->bits[h >> 6] |= (uint64_t)1 << (h & 63);
 }
 
-/* The bucket of a short key: one per first letter (case folded), 8 at most. */
-static unsigned short_bucket(struct vf__ms *m, unsigned char c)
+/* A bucket of short keys while they are grouped: the nibbles its keys hold at each of the 3
+ * positions (bit v of lo[k]: some key's byte k has low nibble v). */
+struct group {
+    uint16_t lo[3], hi[3];
+};
+
+/* How many 3-byte strings the group's tables let through (each position: any low nibble of
+ * the set with any high one) - what a bucket costs in false candidates. */
+static double group_cost(const struct group *g)
 {
-    c |= 0x20;
-    for (unsigned b = 0; b < m->n_first; b++)
-        if (m->first[b] == c)
-            return b % 8;
-    if (m->n_first < sizeof m->first)
-        m->first[m->n_first++] = c;
-    return (m->n_first - 1) % 8;
+    double c = 1;
+    for (int k = 0; k < 3; k++)
+        c *= (double)__builtin_popcount(g->lo[k]) * (double)__builtin_popcount(g->hi[k]);
+    return c;
+}
+
+static struct group group_merge(const struct group *a, const struct group *b)
+{
+    struct group g;
+    for (int k = 0; k < 3; k++)
+        g.lo[k] = a->lo[k] | b->lo[k], g.hi[k] = a->hi[k] | b->hi[k];
+    return g;
+}
+
+/*
+ * Puts the short keys into the 8 buckets: a group per key, keys with the same first 3 bytes
+ * together, then the two groups whose union lets the fewest strings through merged until 8
+ * are left (a greedy clustering: keys that differ in every nibble do not share a bucket, so
+ * an ordinary word does not pass a union of their nibbles). Sets short_bucket and lo/hi.
+ */
+static void short_buckets(struct vf__ms *m)
+{
+    struct group g[sizeof m->shorts];
+    uint8_t of[sizeof m->shorts]; /* the group of each short key */
+    size_t n = 0;
+    for (size_t j = 0; j < m->n_short; j++) {
+        const unsigned char *p = (const unsigned char *)m->pat[m->shorts[j]];
+        size_t same = 0;
+        while (same < j && memcmp(m->pat[m->shorts[same]], p, 3))
+            same++;
+        if (same < j) {
+            of[j] = of[same];
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            g[n].lo[k] = (uint16_t)(1u << (p[k] & 15)), g[n].hi[k] = (uint16_t)(1u << (p[k] >> 4));
+        of[j] = (uint8_t)n++;
+    }
+    while (n > 8) {
+        size_t bx = 0, by = 1;
+        double best = -1;
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = x + 1; y < n; y++) {
+                struct group u = group_merge(&g[x], &g[y]);
+                double c = group_cost(&u) - group_cost(&g[x]) - group_cost(&g[y]);
+                if (best < 0 || c < best)
+                    best = c, bx = x, by = y;
+            }
+        g[bx] = group_merge(&g[bx], &g[by]);
+        g[by] = g[--n]; /* the last group takes by's place */
+        for (size_t j = 0; j < m->n_short; j++)
+            of[j] = of[j] == by ? (uint8_t)bx : of[j] == n ? (uint8_t)by : of[j];
+    }
+    for (size_t j = 0; j < m->n_short; j++) {
+        const unsigned char *p = (const unsigned char *)m->pat[m->shorts[j]];
+        unsigned b = of[j];
+        m->short_bucket[m->shorts[j]] = (uint8_t)(1u << b);
+        for (int k = 0; k < 3; k++) {
+            m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
+            m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
+        }
+    }
 }
 
 bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n)
@@ -72,21 +141,20 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
         const unsigned char *p = (const unsigned char *)pats[i];
         m->pat[i] = pats[i];
         m->len[i] = lens[i];
+        if (lens[i] >= 4)
+            m->key4[i] = load32(p);
+        if (lens[i] >= VF__MS_LONG)
+            m->tail[i] = load64(p + lens[i] - 8);
         if (lens[i] >= VF__MS_LONG) {
             for (size_t k = 0; k < STRIDE; k++)
                 add_gram(m, load32(p + k), i, k);
             continue;
         }
-        if (lens[i] < 3 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
+        if (lens[i] < 4 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
             return false;
-        unsigned b = short_bucket(m, p[0]);
         m->shorts[m->n_short++] = (uint8_t)i;
-        m->short_bucket[i] = (uint8_t)(1u << b);
-        for (int k = 0; k < 3; k++) {
-            m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
-            m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
-        }
     }
+    short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
     m->simd = __builtin_cpu_supports("avx2") ? 2 : __builtin_cpu_supports("ssse3") ? 1 : 0;
@@ -94,14 +162,18 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
 
-/* Whether short key i (its bucket among `buckets`) starts at t + s in t[0..n). */
+/* Whether a short key of one of `buckets` starts at t + s in t[0..n): its first 4 bytes
+ * compared as one word first (every key has them), the rest only then. */
 static bool short_at(const struct vf__ms *m, const unsigned char *t, size_t n, size_t s,
                      unsigned buckets)
 {
+    if (n - s < 4)
+        return false;
+    uint32_t head = load32(t + s);
     for (size_t j = 0; j < m->n_short; j++) {
         size_t i = m->shorts[j];
-        if ((m->short_bucket[i] & buckets) && s + m->len[i] <= n &&
-            !memcmp(t + s, m->pat[i], m->len[i]))
+        if ((m->short_bucket[i] & buckets) && m->key4[i] == head && s + m->len[i] <= n &&
+            !memcmp(t + s + 4, m->pat[i] + 4, m->len[i] - 4u))
             return true;
     }
     return false;
@@ -231,7 +303,10 @@ static size_t long_verify(const struct vf__ms *m, const unsigned char *t, size_t
         if (x->gram != g || j < x->off)
             continue;
         size_t s = j - x->off, l = m->len[x->pat];
-        if (s >= a && s < b && s < best && s + l <= n && !memcmp(t + s, m->pat[x->pat], l))
+        /* the key's last 8 bytes first: keys that share a word with the text (a key
+         * "trainer.train", a log "trainer.py") part there */
+        if (s >= a && s < b && s < best && s + l <= n && load64(t + s + l - 8) == m->tail[x->pat] &&
+            !memcmp(t + s, m->pat[x->pat], l - 8))
             best = s;
     }
     return best;
