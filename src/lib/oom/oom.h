@@ -103,6 +103,9 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
 const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
 /* How many bytes of p[0..n) are c. */
 size_t vf__ms_count(const char *p, size_t n, char c);
+/* How many line breaks p[0..n) holds as normalisation reads them: an LF or a CR that does not
+ * follow a CR (a CRLF pair, CRs in a row: one). The byte before p is not a CR. */
+uint64_t vf__ms_breaks(const char *p, size_t n);
 /* The first occurrence of the 3 bytes k[0..3) in p[0..n), or NULL. */
 const char *vf__ms_find3(const char *p, size_t n, const char *k);
 /* The first byte of p[0..n) that is a or b, or NULL. */
@@ -126,6 +129,9 @@ struct vf__oom_norm {
 /* Whether buf needs vf__oom_normalize: it holds an escape byte or a CR that is not the
  * first half of a CRLF pair (or a sequence or CR is pending from the last feed). */
 bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len);
+/* How many bytes from p (p[0] is ESC, p[0..n) readable) vf__oom_normalize removes there: the
+ * escape sequence and any that follow it at once. */
+size_t vf__oom_esc_len(const char *p, size_t n);
 /* Copies in[0..n) to out (at least n bytes) without escape sequences, every CR or CRLF as
  * one LF; returns the bytes written. */
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out);

@@ -183,6 +183,7 @@ static const struct ctx_key ctx_keys[] = {
     {"Free memory on", K_ANCHOR, NULL},
 };
 #define N_CTX_KEYS (sizeof ctx_keys / sizeof ctx_keys[0])
+_Static_assert(N_CTX_KEYS < 255, "context keys are numbered in a byte (prefilter.pat_key)");
 
 /* Tool hints, weakest first: a stronger one replaces a weaker one already seen. */
 static const char *const hint_rank[] = {"tensorflow", "accelerate", "diffusers", "deepspeed",
@@ -213,10 +214,17 @@ struct prefilter {
     struct vf__ms lng;    /* the patterns of LONG_MIN bytes or more, over whole blocks */
     int row_pat[64];      /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
+    /* the patterns that are context keys with an effect (not K_ANCHOR), and for each pattern
+     * its first such key (table order) and the next key of the same pattern */
+    uint64_t ctx_pats[MASK_WORDS];
+    uint8_t pat_key[MAX_PATS], key_next[N_CTX_KEYS]; /* 1-based, 0: none */
     /* anchors: words that may open a wrapped message (K_ANCHOR keys, and each half of a
      * row's trigger, so that one half stays whole wherever a wrap breaks it) */
     uint64_t anchors[MASK_WORDS];
     char halves[64][2][128];
+    /* bit a << 8 | b: some key holds the bytes a, b side by side (raw blocks: whether
+     * removing an escape sequence between a and b may make a key) */
+    uint64_t pairs[(1u << 16) / 64];
     enum vf_err rc; /* of the build, with msg */
     char msg[128];
 };
@@ -244,6 +252,7 @@ struct vf_oom_scan {
     const struct prefilter *pf;
     struct memo *memo; /* MEMO_N entries */
     uint64_t memo_clock;
+    const char *dirty_from, *dirty_at; /* next_dirty's last answer */
     /* line assembly */
     char *pend; /* VF_OOM_MAX_LINE bytes (this and the buffers below: not zeroed at open) */
     size_t pend_len;
@@ -637,6 +646,23 @@ static void prefilter_build(void)
         if (!ok || s->key_pat[i] < 0)
             return prefilter_fail("bad context key");
     }
+    for (size_t i = N_CTX_KEYS; i-- > 0;) { /* backwards: each list in table order */
+        if (ctx_keys[i].kind == K_ANCHOR)
+            continue;
+        set_bit(s->ctx_pats, s->key_pat[i]);
+        s->key_next[i] = s->pat_key[s->key_pat[i]];
+        s->pat_key[s->key_pat[i]] = (uint8_t)(i + 1);
+    }
+    for (size_t i = 0; i < s->n_pats; i++)
+        for (size_t j = 0; j < s->plen[i]; j++) {
+            unsigned char c = (unsigned char)s->pats[i][j];
+            if (c == '\n' || c == '\r' || c == 0x1b)
+                return prefilter_fail("a key holds a line break or an escape byte");
+            if (j + 1 == s->plen[i])
+                continue;
+            unsigned pr = (unsigned)c << 8 | (unsigned char)s->pats[i][j + 1];
+            s->pairs[pr >> 6] |= (uint64_t)1 << (pr & 63);
+        }
     build_wm(s, &s->all_wm, 0);
     const char *lp[MAX_PATS];
     uint8_t ll[MAX_PATS];
@@ -960,9 +986,20 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
                          const uint64_t mask[MASK_WORDS])
 {
     const char *end = line + len;
-    for (size_t i = 0; i < N_CTX_KEYS; i++) {
-        if (!bit(mask, s->pf->key_pat[i]))
-            continue;
+    /* the keys of the patterns found, in table order (a later key's effect wins) */
+    uint8_t keys[N_CTX_KEYS] = {0};
+    size_t n = 0;
+    for (size_t w = 0; w < MASK_WORDS; w++)
+        for (uint64_t b = mask[w] & s->pf->ctx_pats[w]; b; b &= b - 1)
+            for (unsigned k = s->pf->pat_key[w * 64 + (unsigned)__builtin_ctzll(b)]; k;
+                 k = s->pf->key_next[k - 1]) {
+                size_t j = n++;
+                for (; j && keys[j - 1] > k - 1; j--)
+                    keys[j] = keys[j - 1];
+                keys[j] = (uint8_t)(k - 1);
+            }
+    for (size_t x = 0; x < n; x++) {
+        size_t i = keys[x];
         const struct ctx_key *k = &ctx_keys[i];
         const char *p = vf__oom_find(line, len, k->key);
         if (!p)
@@ -1302,21 +1339,26 @@ static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const c
 
 /* ------------------------------------------------------------------ memo */
 
-/* A 64-bit hash of t[0..n) (8 bytes a step; only to pick memo candidates, which are compared
- * byte for byte). */
+/* A 64-bit hash of t[0..n) from its length and 5 of its 8-byte words (first, last and 3
+ * between): only to pick memo candidates, which are compared byte for byte, so texts that
+ * share those words cost a compare, never a wrong reading. */
 static uint64_t text_hash(const char *t, size_t n, uint64_t h)
 {
     const uint64_t k = 0x9E3779B97F4A7C15ull;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    h = (h ^ n) * k;
+    if (n < 8) {
+        uint64_t v = 0;
+        memcpy(&v, t, n);
+        h = (h ^ v) * k;
+        return h ^ h >> 32;
+    }
+    const size_t at[5] = {0, n / 4, n / 2, n / 4 * 3, n - 8};
+    for (size_t i = 0; i < 5; i++) {
         uint64_t v;
-        memcpy(&v, t + i, 8);
+        memcpy(&v, t + (at[i] + 8 <= n ? at[i] : n - 8), 8);
         h = (h ^ v) * k;
         h ^= h >> 29;
     }
-    uint64_t v = 0;
-    memcpy(&v, t + i, n - i);
-    h = (h ^ v ^ n) * k;
     return h ^ h >> 32;
 }
 
@@ -1828,6 +1870,20 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
     return any;
 }
 
+/* The last "tep" that starts in [a, q) and ends before q, NULL if none. */
+static const char *prev_tep(const char *a, const char *q)
+{
+    while (q - a >= 3) {
+        const char *t = memrchr(a + 2, 'p', (size_t)(q - a - 2));
+        if (!t)
+            return NULL;
+        if (t[-1] == 'e' && t[-2] == 't')
+            return t;
+        q = t;
+    }
+    return NULL;
+}
+
 static uint64_t count_lines(const char *a, const char *z)
 {
     return vf__ms_count(a, (size_t)(z - a), '\n');
@@ -1856,14 +1912,7 @@ static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
         }
     }
     if (s->ctx.first_step != VF_UNKNOWN) {
-        for (const char *q = z; q - a >= 3;) {
-            const char *t = memrchr(a + 2, 'p', (size_t)(q - a - 2));
-            if (!t)
-                break;
-            if (t[-1] != 'e' || t[-2] != 't') {
-                q = t;
-                continue;
-            }
+        for (const char *q = z, *t; (t = prev_tep(a, q)) != NULL;) {
             const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
             if (line_steps(s, ls, line_len(ls, le), &f, &l)) {
                 s->ctx.last_step = s->cur_step = l;
@@ -1884,11 +1933,12 @@ static bool in_window(const struct vf_oom_scan *s)
            s->lineno < s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] + HINT_AFTER;
 }
 
-/* Complete lines [b, e) (e just past a newline). */
-static void scan_block(struct vf_oom_scan *s, const char *b, const char *e)
+/* Complete lines [b, e) (e just past a newline); ctx <= b: where the lines that back_lines
+ * may read before them start. */
+static void scan_block(struct vf_oom_scan *s, const char *ctx, const char *b, const char *e)
 {
     const char *cur = b;
-    s->blk = b;
+    s->blk = ctx;
     while (cur < e) {
         if (in_window(s)) {
             const char *nl = memchr(cur, '\n', (size_t)(e - cur));
@@ -1926,7 +1976,7 @@ static void feed_plain(struct vf_oom_scan *s, const char *buf, size_t len)
         return;
     const char *last = memrchr(p, '\n', (size_t)(end - p));
     if (last) {
-        scan_block(s, p, last + 1);
+        scan_block(s, p, p, last + 1);
         size_t t = (size_t)(last + 1 - p) < TAIL_MAX ? (size_t)(last + 1 - p) : TAIL_MAX;
         memcpy(s->tail, last + 1 - t, t);
         s->tail_len = t;
@@ -1936,6 +1986,228 @@ static void feed_plain(struct vf_oom_scan *s, const char *buf, size_t len)
         pend_add(s, p, (size_t)(end - p));
 }
 
+/* Bytes read through the normaliser (its state in s->norm), NORM_CHUNK at a time. */
+static void feed_normalised(struct vf_oom_scan *s, const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i += NORM_CHUNK) {
+        size_t k = len - i < NORM_CHUNK ? len - i : NORM_CHUNK;
+        feed_plain(s, s->nbuf, vf__oom_normalize(&s->norm, buf + i, k, s->nbuf));
+    }
+}
+
+/* Bytes of any kind, normalised where they need it. */
+static void feed_any(struct vf_oom_scan *s, const char *buf, size_t len)
+{
+    if (!len)
+        return;
+    if (vf__oom_norm_needed(&s->norm, buf, len))
+        feed_normalised(s, buf, len);
+    else
+        feed_plain(s, buf, len);
+}
+
+/* ------------------------------------------------------------ raw blocks */
+
+/*
+ * The whole lines of a feed are searched as they are, CRs and escape sequences in place
+ * (issue 29: a log of progress bars is not copied through the normaliser byte by byte). A
+ * key the normalised text holds is in the raw text too - keys hold no CR, LF or ESC, and a
+ * CR only breaks a line - except where removing an escape sequence puts two bytes side by
+ * side that a key holds side by side (an unsafe junction, found with prefilter.pairs). The
+ * lines with a key or an unsafe junction, and those in an event's window, are normalised with
+ * the 3 lines before them (what back_lines reads) and go through scan_block; the lines
+ * between are counted (a CR is a break, a CRLF pair one) and their steps read, their own
+ * lines normalised when they hold a CR or an escape byte.
+ */
+
+static bool has_esc_cr(const char *p, size_t n)
+{
+    return vf__ms_find2(p, n, 0x1b, '\r') != NULL;
+}
+
+/* Normalises the whole lines [a, z) (a at a line start: nothing pending) into out. */
+static size_t norm_lines(const char *a, const char *z, char *out)
+{
+    struct vf__oom_norm st = {0};
+    return vf__oom_normalize(&st, a, (size_t)(z - a), out);
+}
+
+/* The whole raw lines [ls, le) of a block that starts at blk, read as normalised lines. */
+static void exact_lines(struct vf_oom_scan *s, const char *blk, const char *ls, const char *le)
+{
+    const char *from = ls;
+    for (int k = 0; k < 3 && from > blk; k++)
+        from = line_start(blk, from - 1);
+    if (!has_esc_cr(from, (size_t)(le - from))) {
+        scan_block(s, from, ls, le);
+    } else if ((size_t)(le - from) <= NORM_CHUNK) {
+        size_t o = norm_lines(from, ls, s->nbuf);
+        size_t n = norm_lines(ls, le, s->nbuf + o);
+        scan_block(s, s->nbuf, s->nbuf + o, s->nbuf + o + n);
+    } else {
+        feed_normalised(s, ls, (size_t)(le - ls)); /* a long line: read as a feed of its own */
+    }
+}
+
+static bool joins_key(const struct prefilter *pf, unsigned char a, unsigned char b)
+{
+    unsigned i = (unsigned)a << 8 | b;
+    return pf->pairs[i >> 6] >> (i & 63) & 1;
+}
+
+/* The first place in the raw lines [p, e) that scan_block must read: a key, or an escape
+ * sequence whose removal joins two bytes a key holds side by side. NULL if none. */
+static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e)
+{
+    const char *x = find_long(s, p, (size_t)(e - p));
+    const char *end = x ? x : e;
+    for (const char *q = p; q < end && (q = memchr(q, 0x1b, (size_t)(end - q))) != NULL;) {
+        size_t k = vf__oom_esc_len(q, (size_t)(e - q));
+        unsigned char before = q > p ? (unsigned char)q[-1] : '\n';
+        unsigned char after = q + k < e ? (unsigned char)q[k] : '\n';
+        if (joins_key(s->pf, before, after))
+            return q;
+        q += k;
+    }
+    return x;
+}
+
+/* The steps of the raw line [ls, le) (le: its LF), as line_steps reads them from each of its
+ * normalised lines: *first from the first that sets one, *last from the last. *big: it needs
+ * normalising and is longer than a buffer (nothing read). */
+static bool raw_steps(struct vf_oom_scan *s, const char *ls, const char *le, uint64_t *first,
+                      uint64_t *last, bool *big)
+{
+    if (!has_esc_cr(ls, (size_t)(le - ls)))
+        return line_steps(s, ls, line_len(ls, le), first, last);
+    if ((size_t)(le - ls) > NORM_CHUNK) {
+        *big = true;
+        return false;
+    }
+    size_t n = norm_lines(ls, le, s->nbuf);
+    bool any = false;
+    uint64_t f, l;
+    for (const char *p = s->nbuf, *end = s->nbuf + n; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *q = nl ? nl : end;
+        if (line_steps(s, p, line_len(p, q), &f, &l)) {
+            if (!any)
+                *first = f;
+            *last = l;
+            any = true;
+        }
+        p = q + 1;
+    }
+    return any;
+}
+
+/* resolve() for raw lines [a, z): none holds a key or an unsafe junction, none is in a
+ * window. A line that needs normalising and is too long for it: [a, z) goes through the
+ * normaliser instead. */
+static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
+{
+    if (a >= z)
+        return;
+    uint64_t f, l, first = VF_UNKNOWN, last = VF_UNKNOWN;
+    bool big = false;
+    for (const char *q = a; s->ctx.first_step == VF_UNKNOWN && q < z;) {
+        const char *t = vf__ms_find3(q, (size_t)(z - q), "tep");
+        if (!t)
+            break;
+        const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+        if (raw_steps(s, ls, le, &f, &l, &big)) {
+            first = f;
+            break;
+        }
+        if (big)
+            break;
+        q = le + 1;
+    }
+    for (const char *q = z, *t; !big && (s->ctx.first_step != VF_UNKNOWN || first != VF_UNKNOWN) &&
+                                (t = prev_tep(a, q)) != NULL;) {
+        const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+        if (raw_steps(s, ls, le, &f, &l, &big)) {
+            last = l;
+            break;
+        }
+        q = ls;
+    }
+    if (big) {
+        feed_normalised(s, a, (size_t)(z - a));
+        return;
+    }
+    s->lineno += vf__ms_breaks(a, (size_t)(z - a));
+    if (first != VF_UNKNOWN)
+        s->ctx.first_step = first;
+    if (last != VF_UNKNOWN)
+        s->ctx.last_step = s->cur_step = last;
+}
+
+/* The first CR or escape byte at or after p in [p, e), e if none (kept for the next call
+ * from a later p in the same block). */
+static const char *next_dirty(struct vf_oom_scan *s, const char *p, const char *e)
+{
+    if (!s->dirty_from || p < s->dirty_from || p > s->dirty_at) {
+        const char *d = vf__ms_find2(p, (size_t)(e - p), 0x1b, '\r');
+        s->dirty_from = p;
+        s->dirty_at = d ? d : e;
+    }
+    return s->dirty_at;
+}
+
+/* Whole raw lines [b, e) (b at a line start, nothing pending). */
+static void scan_raw(struct vf_oom_scan *s, const char *b, const char *e)
+{
+    const char *cur = b;
+    s->dirty_from = NULL;
+    while (cur < e) {
+        if (in_window(s)) {
+            /* the lines up to the next CR or escape byte read at once (as plain lines) when
+             * the lines before them hold none either */
+            const char *nl = memchr(cur, '\n', (size_t)(e - cur)), *d = next_dirty(s, cur, e);
+            const char *from = cur, *z = d < e ? line_start(cur, d) : e;
+            for (int k = 0; k < 3 && from > b; k++)
+                from = line_start(b, from - 1);
+            if (z > nl && !has_esc_cr(from, (size_t)(cur - from))) {
+                scan_block(s, from, cur, z);
+                cur = z;
+                continue;
+            }
+            exact_lines(s, b, cur, nl + 1);
+            cur = nl + 1;
+            continue;
+        }
+        const char *hit = raw_find(s, cur, e);
+        if (!hit)
+            break;
+        const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
+        resolve_raw(s, cur, ls);
+        exact_lines(s, b, ls, le + 1);
+        cur = le + 1;
+    }
+    resolve_raw(s, cur, e);
+}
+
+/* s->tail after the raw lines [b, e): their last TAIL_MAX bytes as normalised. */
+static void raw_tail(struct vf_oom_scan *s, const char *b, const char *e)
+{
+    const char *t = e;
+    while (t > b && (size_t)(e - t) < 2 * TAIL_MAX)
+        t = line_start(b, t - 1);
+    struct vf__oom_norm st = {0};
+    size_t have = 0;
+    for (const char *p = t; p < e;) {
+        size_t k = (size_t)(e - p) < NORM_CHUNK ? (size_t)(e - p) : NORM_CHUNK;
+        size_t n = vf__oom_normalize(&st, p, k, s->nbuf);
+        p += k;
+        size_t keep = n >= TAIL_MAX ? 0 : have < TAIL_MAX - n ? have : TAIL_MAX - n;
+        memmove(s->tail, s->tail + have - keep, keep);
+        size_t add = n < TAIL_MAX ? n : TAIL_MAX;
+        memcpy(s->tail + keep, s->nbuf + n - add, add);
+        have = keep + add;
+    }
+    s->tail_len = have;
+}
+
 enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
                              struct vf_error *err)
 {
@@ -1943,14 +2215,21 @@ enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
     if (!len)
         return VF_OK;
-    if (!vf__oom_norm_needed(&s->norm, buf, len)) {
-        feed_plain(s, buf, len);
+    const char *end = buf + len, *first = memchr(buf, '\n', len);
+    if (!first) {
+        feed_any(s, buf, len); /* a piece of one line */
         return VF_OK;
     }
-    for (size_t i = 0; i < len; i += NORM_CHUNK) {
-        size_t k = len - i < NORM_CHUNK ? len - i : NORM_CHUNK;
-        feed_plain(s, s->nbuf, vf__oom_normalize(&s->norm, buf + i, k, s->nbuf));
+    const char *last = memrchr(first, '\n', (size_t)(end - first)), *b = buf;
+    if (s->pend_open || s->norm.state || s->norm.after_cr) {
+        feed_any(s, buf, (size_t)(first + 1 - buf)); /* ends the line pending */
+        b = first + 1;
     }
+    if (b <= last) {
+        scan_raw(s, b, last + 1);
+        raw_tail(s, b, last + 1);
+    }
+    feed_any(s, last + 1, (size_t)(end - last - 1));
     return VF_OK;
 }
 

@@ -386,6 +386,33 @@ size_t vf__ms_count(const char *p, size_t n, char c)
     return total;
 }
 
+uint64_t vf__ms_breaks(const char *p, size_t n)
+{
+    if (!n)
+        return 0;
+    uint64_t total = p[0] == '\n' || p[0] == '\r';
+    size_t i = 1;
+#if defined(__SSE2__)
+    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), zero = _mm_setzero_si128();
+    while (n - i >= 16) {
+        /* each lane counts down by one per break (-1 bytes), at most 255 rounds */
+        __m128i acc = zero;
+        for (int r = 0; r < 255 && n - i >= 16; r++, i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i w = _mm_loadu_si128((const __m128i *)(p + i - 1)); /* the byte before */
+            __m128i brk = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr));
+            acc = _mm_sub_epi8(acc, _mm_andnot_si128(_mm_cmpeq_epi8(w, cr), brk));
+        }
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        total += (uint64_t)_mm_cvtsi128_si64(sums) +
+                 (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(sums, 8));
+    }
+#endif
+    for (; i < n; i++)
+        total += (p[i] == '\n' || p[i] == '\r') && p[i - 1] != '\r';
+    return total;
+}
+
 #ifdef HAVE_X86
 __attribute__((target("avx2"))) static size_t find2_avx2(const char *p, size_t n, char a, char b)
 {
