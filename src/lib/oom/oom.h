@@ -74,9 +74,11 @@ uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
 /* --- the multi-substring search (oom_search.c) --- */
 
 #define VF__MS_MAX  192 /* keys */
-#define VF__MS_LONG 8   /* keys this long are found by sampling, shorter ones by nibble class */
+#define VF__MS_LONG 7   /* keys this long are found by sampling, shorter ones by nibble class */
 struct vf__ms_ent {
     uint32_t gram; /* 4 bytes of a key */
+    uint32_t tail; /* the key's last 4 bytes (checked first: one cache line per candidate) */
+    uint8_t len;   /* the key's length */
     uint16_t pat;  /* the key */
     uint16_t next; /* 1-based, in the same hash chain */
     uint8_t off;   /* where the 4 bytes stand in it */
@@ -85,7 +87,7 @@ struct vf__ms {
     const char *pat[VF__MS_MAX];
     uint8_t len[VF__MS_MAX];
     uint32_t key4[VF__MS_MAX]; /* each key's first 4 bytes (keys are at least 4 long) */
-    uint64_t tail[VF__MS_MAX]; /* the last 8 bytes of each long key */
+    uint32_t tail[VF__MS_MAX]; /* the last 4 bytes of each long key */
     size_t n;
     uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
     uint16_t head[1u << 16];        /* their chains in ent (1-based) */

@@ -37,13 +37,6 @@ static uint32_t load32(const unsigned char *p)
     return v;
 }
 
-static uint64_t load64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
 {
     if (m->n_ent >= sizeof m->ent / sizeof m->ent[0])
@@ -53,6 +46,8 @@ static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
     e->gram = g;
     e->pat = (uint16_t)pat;
     e->off = (uint8_t)off;
+    e->len = m->len[pat];
+    e->tail = m->tail[pat];
     e->next = m->head[h];
     m->head[h] = (uint16_t)++m->n_ent;
     m->bits[h >> 6] |= (uint64_t)1 << (h & 63);
@@ -144,7 +139,7 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
         if (lens[i] >= 4)
             m->key4[i] = load32(p);
         if (lens[i] >= VF__MS_LONG)
-            m->tail[i] = load64(p + lens[i] - 8);
+            m->tail[i] = load32(p + lens[i] - 4);
         if (lens[i] >= VF__MS_LONG) {
             for (size_t k = 0; k < STRIDE; k++)
                 add_gram(m, load32(p + k), i, k);
@@ -302,11 +297,11 @@ static size_t long_verify(const struct vf__ms *m, const unsigned char *t, size_t
         const struct vf__ms_ent *x = &m->ent[e - 1];
         if (x->gram != g || j < x->off)
             continue;
-        size_t s = j - x->off, l = m->len[x->pat];
-        /* the key's last 8 bytes first: keys that share a word with the text (a key
+        size_t s = j - x->off, l = x->len;
+        /* the key's last 4 bytes first: keys that share a word with the text (a key
          * "trainer.train", a log "trainer.py") part there */
-        if (s >= a && s < b && s < best && s + l <= n && load64(t + s + l - 8) == m->tail[x->pat] &&
-            !memcmp(t + s, m->pat[x->pat], l - 8))
+        if (s >= a && s < b && s < best && s + l <= n && load32(t + s + l - 4) == x->tail &&
+            !memcmp(t + s, m->pat[x->pat], l - 4))
             best = s;
     }
     return best;
@@ -318,6 +313,36 @@ static bool sampled(const struct vf__ms *m, const unsigned char *t, size_t j)
     return m->bits[h >> 6] >> (h & 63) & 1;
 }
 
+#ifdef HAVE_X86
+/* The samples of find_long_keys from a, 8 at a time: the 8 words of 32 bytes are the samples
+ * (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the first key
+ * found, or SIZE_MAX with *next: the first sample not read. */
+__attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
+                                                        const unsigned char *t, size_t n, size_t a,
+                                                        size_t b, size_t end, size_t *next)
+{
+    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
+    const int *words = (const int *)m->bits; /* bit h: word h >> 5, bit h & 31 (little endian) */
+    size_t j = a;
+    for (; j + 32 <= n && j + 28 < end; j += 32) {
+        __m256i h = _mm256_srli_epi32(
+            _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(t + j)), k), 32 - GRAM_BITS);
+        __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
+        __m256i hit = _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit)); /* bit h & 31 */
+        while (mask) {
+            unsigned i = (unsigned)__builtin_ctz(mask);
+            mask &= mask - 1;
+            size_t x = long_verify(m, t, n, j + 4 * i, a, b);
+            if (x != SIZE_MAX)
+                return x;
+        }
+    }
+    *next = j;
+    return SIZE_MAX;
+}
+#endif
+
 /* The first long key starting in [a, b) of t[0..n). */
 static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a,
                              size_t b)
@@ -326,6 +351,13 @@ static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, siz
         return SIZE_MAX;
     size_t end = b + STRIDE - 1 < n - 3 ? b + STRIDE - 1 : n - 3; /* samples j < end */
     size_t j = a;
+#ifdef HAVE_X86
+    if (m->simd == 2) {
+        size_t x = long_avx2(m, t, n, a, b, end, &j);
+        if (x != SIZE_MAX)
+            return x;
+    }
+#endif
     for (; j + 3 * STRIDE < end; j += 4 * STRIDE) {
         if (!(sampled(m, t, j) | sampled(m, t, j + STRIDE) | sampled(m, t, j + 2 * STRIDE) |
               sampled(m, t, j + 3 * STRIDE)))
@@ -386,12 +418,41 @@ size_t vf__ms_count(const char *p, size_t n, char c)
     return total;
 }
 
+#ifdef HAVE_X86
+/* vf__ms_breaks from p[i] (i >= 1) over whole 32-byte blocks; *at: where it stopped. */
+__attribute__((target("avx2"))) static uint64_t breaks_avx2(const char *p, size_t n, size_t *at)
+{
+    const __m256i lf = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
+    const __m256i zero = _mm256_setzero_si256();
+    uint64_t total = 0;
+    size_t i = *at;
+    while (n - i >= 32) {
+        __m256i acc = zero; /* each lane counts down by one per break, at most 255 rounds */
+        for (int r = 0; r < 255 && n - i >= 32; r++, i += 32) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+            __m256i w = _mm256_loadu_si256((const __m256i *)(p + i - 1)); /* the byte before */
+            __m256i brk = _mm256_or_si256(_mm256_cmpeq_epi8(v, lf), _mm256_cmpeq_epi8(v, cr));
+            acc = _mm256_sub_epi8(acc, _mm256_andnot_si256(_mm256_cmpeq_epi8(w, cr), brk));
+        }
+        __m256i sums = _mm256_sad_epu8(acc, zero);
+        total += (uint64_t)_mm256_extract_epi64(sums, 0) + (uint64_t)_mm256_extract_epi64(sums, 1) +
+                 (uint64_t)_mm256_extract_epi64(sums, 2) + (uint64_t)_mm256_extract_epi64(sums, 3);
+    }
+    *at = i;
+    return total;
+}
+#endif
+
 uint64_t vf__ms_breaks(const char *p, size_t n)
 {
     if (!n)
         return 0;
     uint64_t total = p[0] == '\n' || p[0] == '\r';
     size_t i = 1;
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2"))
+        total += breaks_avx2(p, n, &i);
+#endif
 #if defined(__SSE2__)
     const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), zero = _mm_setzero_si128();
     while (n - i >= 16) {
