@@ -37,6 +37,18 @@ static uint32_t load32(const unsigned char *p)
     return v;
 }
 
+#define PAIR_HASH(g, h) GRAM_HASH((g) ^ ((h)*0x85EBCA77u))
+
+static void set_bit(uint64_t *bits, uint32_t h)
+{
+    bits[h >> 6] |= (uint64_t)1 << (h & 63);
+}
+
+static bool get_bit(const uint64_t *bits, uint32_t h)
+{
+    return bits[h >> 6] >> (h & 63) & 1;
+}
+
 static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
 {
     if (m->n_ent >= sizeof m->ent / sizeof m->ent[0])
@@ -141,8 +153,13 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
         if (lens[i] >= VF__MS_LONG)
             m->tail[i] = load32(p + lens[i] - 4);
         if (lens[i] >= VF__MS_LONG) {
-            for (size_t k = 0; k < STRIDE; k++)
+            for (size_t k = 0; k < STRIDE; k++) {
                 add_gram(m, load32(p + k), i, k);
+                if (k + 12 <= lens[i])
+                    set_bit(m->pair_bits, PAIR_HASH(load32(p + k), load32(p + k + 8)));
+                else
+                    set_bit(m->open_bits, GRAM_HASH(load32(p + k)));
+            }
             continue;
         }
         if (lens[i] < 4 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
@@ -333,7 +350,13 @@ __attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
         while (mask) {
             unsigned i = (unsigned)__builtin_ctz(mask);
             mask &= mask - 1;
-            size_t x = long_verify(m, t, n, j + 4 * i, a, b);
+            size_t at = j + 4 * i;
+            uint32_t g = load32(t + at);
+            /* a key that holds this piece and 4 bytes 8 further on must have those too */
+            if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
+                !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))))
+                continue;
+            size_t x = long_verify(m, t, n, at, a, b);
             if (x != SIZE_MAX)
                 return x;
         }
