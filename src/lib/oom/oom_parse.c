@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom_parse.c - the streaming OOM log scanner (vf_oom_scan_*): line assembly across feeds,
- * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) run over whole chunks so ordinary
- * lines cost a fraction of one pass (4-byte keys, steps and hints, resolved per run of lines),
- * the pattern rows of oom_patterns.c, merging of multi-line messages, tool hints and the
- * log context (model, context length, batch, resolution, steps, versions).
+ * the block search (oom_search.c) run over whole lines as they are, CRs and ANSI codes in
+ * place, so ordinary lines cost a fraction of one pass (steps resolved per run of lines, only
+ * the lines around a hit normalised), a per-line Wu-Manber prefilter, the pattern rows of
+ * oom_patterns.c (a repeated text read once: a memo), merging of multi-line messages, tool
+ * hints and the log context (model, context length, batch, resolution, steps, versions).
  *
  * Memory is fixed at open: the partial line (VF_OOM_MAX_LINE), the event ring
- * (VF_OOM_MAX_EVENTS with their texts) and the prefilter tables. Nothing grows with input.
+ * (VF_OOM_MAX_EVENTS with their texts), the memo and the prefilter tables. Nothing grows
+ * with input.
  */
 #define _GNU_SOURCE /* memmem, memrchr */
 #include "oom.h"
