@@ -549,26 +549,25 @@ static void check_shapes(const char *name, const char *text, size_t n)
     vf_arena_close(a);
 }
 
-static void test_paste_shapes(void **state)
+/* Calls fn on every public example (*examples: how many) and every fixture log (*files). */
+static void each_text(void (*fn)(const char *name, const char *text, size_t n), int *examples,
+                      int *files)
 {
-    (void)state;
     json_error_t je;
     FILE *f = th_fixture_open(TH_REFERENCE "oom-examples-public.jsonl");
     static char line[1 << 16];
-    int n = 0;
+    *examples = *files = 0;
     while (fgets(line, sizeof line, f)) {
         json_t *o = json_loads(line, 0, &je);
         assert_non_null(o);
         const char *text = json_string_value(json_object_get(o, "text"));
-        check_shapes(json_string_value(json_object_get(o, "id")), text, strlen(text));
+        fn(json_string_value(json_object_get(o, "id")), text, strlen(text));
         json_decref(o);
-        n++;
+        ++*examples;
     }
     fclose(f);
-    assert_int_equal(n, 41);
     static const char *const dirs[] = {"tests/fixtures/oom", "tests/fixtures/explain",
                                        "tests/fixtures/symptoms"};
-    int files = 0;
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         DIR *dir = opendir(dirs[d]);
         assert_non_null(dir);
@@ -581,11 +580,28 @@ static void test_paste_shapes(void **state)
             snprintf(path, sizeof path, "%s/%s", dirs[d], de->d_name);
             size_t len;
             char *body = read_body(path, &len, false);
-            check_shapes(path, body, len);
-            files++;
+            fn(path, body, len);
+            ++*files;
         }
         closedir(dir);
     }
+}
+
+static void raw_same(const char *name, const char *text, size_t n);
+
+/* Every paste shape (check_shapes), and the raw path against the normaliser (raw_same). */
+static void shapes_and_raw(const char *name, const char *text, size_t n)
+{
+    check_shapes(name, text, n);
+    raw_same(name, text, n);
+}
+
+static void test_paste_shapes(void **state)
+{
+    (void)state;
+    int n, files;
+    each_text(shapes_and_raw, &n, &files);
+    assert_int_equal(n, 41);
     assert_true(files >= 50);
     assert_int_equal(shape_failures, 0);
 }
@@ -858,6 +874,133 @@ static void test_window_edges(void **state)
     free(t);
 }
 
+/* ------------------------------------------ raw lines (issue 29: the fast path) */
+
+/* A string or NULL, compared. */
+static void same_str(const char *x, const char *y)
+{
+    if (!x || !y)
+        assert_ptr_equal(x, y);
+    else
+        assert_string_equal(x, y);
+}
+
+/* Two scans that must report the same: every event (row, line, figures, text, step) and the
+ * context (steps, model, version, context length, job, phase, symptoms). */
+static void same_scan(const struct scan_out *x, const struct scan_out *y)
+{
+    assert_u64(x->n_total, y->n_total);
+    assert_u64(x->n_kept, y->n_kept);
+    for (size_t i = 0; i < x->n_kept; i++) {
+        same_event(&x->all[i], &y->all[i]);
+        assert_u64(x->all[i].step, y->all[i].step);
+        assert_string_equal(x->all[i].tool, y->all[i].tool);
+    }
+    assert_u64(x->ctx->first_step, y->ctx->first_step);
+    assert_u64(x->ctx->last_step, y->ctx->last_step);
+    assert_u64(x->ctx->ctx_tokens, y->ctx->ctx_tokens);
+    same_str(x->ctx->model, y->ctx->model);
+    same_str(x->ctx->tool_version, y->ctx->tool_version);
+    same_str(x->ctx->job, y->ctx->job);
+    same_str(x->ctx->phase, y->ctx->phase);
+    assert_u64(x->ctx->n_symptoms, y->ctx->n_symptoms);
+}
+
+/* The text normalised as a whole (what the scanner must read the raw text as). */
+static size_t normalised(const char *in, size_t n, char *out)
+{
+    struct vf__oom_norm st = {0};
+    return vf__oom_normalize(&st, in, n, out);
+}
+
+/* A training log as a terminal shows it: tqdm bars rewritten with CR, colour codes (one inside
+ * "step", where removing it makes the key), a vLLM version whose key a code splits, then an OOM
+ * after a progress bar on its own LF line with a code between a number and its unit, and
+ * one whose "memory" a code starts. Read raw in one feed, through a one-page window (the
+ * messages across its edges) and in 7-byte pieces (the normaliser's path): the same as the
+ * text normalised first; and the figures themselves. */
+static void test_raw_lines(void **state)
+{
+    (void)state;
+    const uint64_t GiB = 1073741824;
+    static char t[1 << 20], ref[1 << 20];
+    size_t n = 0;
+    n += (size_t)snprintf(t + n, 200, "INFO v\x1b[1mLLM API server version 0.6.3\n");
+    for (unsigned i = 1; i <= 400; i++) {
+        n += (size_t)snprintf(t + n, 300,
+                              "\x1b[32m[INFO]\x1b[0m st\x1b[1mep %u loss 0.%04u\r %2u%%|####  | "
+                              "%u/400 [00:41<11:04,  1.62it/s]\r %2u%%|##### | %u/400\n",
+                              i, i * 7 % 9973, i / 4, i, i / 4, i);
+        /* a line of bars alone (no key: counted, not read) */
+        n += (size_t)snprintf(t + n, 100, " %2u%%|###   | %u/400\r %2u%%|####  | %u/400\n", i / 4,
+                              i, i / 4, i);
+        if (i == 200) /* an OOM after a bar on the same LF line, a code inside "2.00 GiB" */
+            n += (size_t)snprintf(
+                t + n, 400,
+                "\r 99%%|######| 200/400\rtorch.OutOfMemoryError: CUDA out of memory. Tried to "
+                "allocate 2.00\x1b[0m GiB. GPU 0 has a total capacity of 23.65 GiB of which "
+                "1.12 GiB is free.\n");
+    }
+    n += (size_t)snprintf(t + n, 400,
+                          "RuntimeError: CUDA out of \x1b[1mmemory\x1b[0m. Tried to allocate 2.81 "
+                          "GiB (GPU 0; 23.69 GiB total capacity; 16.12 GiB already allocated; "
+                          "374.94 MiB free; 19.00 GiB reserved in total by PyTorch)\r\n");
+    size_t rn = normalised(t, n, ref);
+    struct vf_arena *a = vf_arena_open(0);
+    struct scan_out want = scan(a, ref, rn, 0);
+    /* the figures: 2 events, the second on the last line; steps 1..400; vLLM's version */
+    assert_u64(want.n_total, 2);
+    assert_string_equal(want.all[0].pattern, "pytorch-2.2");
+    assert_u64(want.all[0].requested_bytes, 2 * GiB);
+    assert_u64(want.all[0].step, 200);
+    /* lines: the version, 3 per step line (2 bars) and 2 for the bars' line after it, 3 for
+     * the OOM's LF line (its first CR right after an LF makes an empty line, then a bar, then
+     * the message) */
+    assert_u64(want.all[0].line, 1 + 5 * 200 + 3);
+    assert_u64(want.all[1].requested_bytes, (281 * GiB + 50) / 100);
+    assert_u64(want.all[1].line, 1 + 5 * 400 + 3 + 1);
+    assert_u64(want.ctx->first_step, 1);
+    assert_u64(want.ctx->last_step, 400);
+    assert_non_null(want.ctx->tool_version);
+    assert_non_null(strstr(want.ctx->tool_version, "0.6.3"));
+    struct scan_out raw = scan(a, t, n, 0);
+    same_scan(&want, &raw);
+    struct scan_out pieces = scan(a, t, n, 7);
+    same_scan(&want, &pieces);
+    char path[] = "/tmp/vramfit-t_oom-raw-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, t, n), (ssize_t)n);
+    for (size_t w = 1; w <= 4; w *= 2) {
+        struct scan_out map = scan_fd(a, fd, w * (size_t)sysconf(_SC_PAGESIZE), n);
+        same_scan(&want, &map);
+    }
+    close(fd);
+    unlink(path);
+    vf_arena_close(a);
+}
+
+/* A fixture or public example with progress bars (CR) before each line and colour codes
+ * (inside words, between numbers and units), fed whole (the raw path): what the same text
+ * normalised first gives. */
+static void raw_same(const char *name, const char *text, size_t n)
+{
+    (void)name;
+    static char bars[1 << 19], col[1 << 20], ref[1 << 20];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 64 < sizeof bars / 2; i++) {
+        if (i == 0 || text[i - 1] == '\n')
+            k += (size_t)snprintf(bars + k, 64, " %zu%%|###   | %zu/9\r", i % 100, i % 9);
+        bars[k++] = text[i];
+    }
+    k = colour(bars, k, col);
+    struct vf_arena *a = vf_arena_open(0);
+    struct scan_out want = scan(a, ref, normalised(col, k, ref), 0);
+    struct scan_out raw = scan(a, col, k, 0);
+    same_scan(&want, &raw);
+    vf_arena_close(a);
+}
+
 /* The leftmost start of any of pats in t[0..n), naively; n if none. */
 static size_t naive_find(const char *const *pats, size_t np, const char *t, size_t n)
 {
@@ -868,26 +1011,15 @@ static size_t naive_find(const char *const *pats, size_t np, const char *t, size
     return n;
 }
 
-/* The block search (oom_search.c) against a naive one on random texts made of the keys'
- * pieces, keys cut at every place, with each of its paths (scalar, SSSE3, AVX2 where the CPU
- * has them): the same leftmost start every time. */
-static void test_search(void **state)
+/* The block search of pats (oom_search.c) against a naive one on 300 random texts made of
+ * the keys' pieces, keys cut at every place, with each of its paths (scalar, SSSE3, AVX2
+ * where the CPU has them): the same leftmost start every time. Returns how many texts held a
+ * key. */
+static unsigned search_rounds(const char *const *pats, size_t np)
 {
-    (void)state;
-    static const char *const pats[] = {"vllm",
-                                       "MiB |",
-                                       "Killed",
-                                       "ollama",
-                                       "Ollama",
-                                       "n_ctx",
-                                       "out of memory",
-                                       "Tried to allocate",
-                                       "--model ",
-                                       "max_model_len",
-                                       "RESOURCE_EXHAUSTED"};
-    const size_t np = sizeof pats / sizeof pats[0];
     static struct vf__ms m;
-    uint8_t lens[sizeof pats / sizeof pats[0]];
+    uint8_t lens[32];
+    assert_true(np <= 32);
     for (size_t i = 0; i < np; i++)
         lens[i] = (uint8_t)strlen(pats[i]);
     assert_true(vf__ms_build(&m, pats, lens, np));
@@ -919,8 +1051,35 @@ static void test_search(void **state)
         }
         m.simd = best;
     }
+    return found;
+}
+
+/* The search with a few short keys, and with more short keys (under 8 bytes) of different
+ * first bytes than the 8 buckets of the nibble search hold, so that they are grouped. */
+static void test_search(void **state)
+{
+    (void)state;
+    static const char *const pats[] = {"vllm",
+                                       "MiB |",
+                                       "Killed",
+                                       "ollama",
+                                       "Ollama",
+                                       "n_ctx",
+                                       "out of memory",
+                                       "Tried to allocate",
+                                       "--model ",
+                                       "max_model_len",
+                                       "RESOURCE_EXHAUSTED"};
+    unsigned found = search_rounds(pats, sizeof pats / sizeof pats[0]);
     printf("search: %u of 300 texts hold a key\n", found);
     assert_true(found > 100 && found < 300); /* both kinds of text were tried */
+    static const char *const shorts[] = {
+        "vllm",    "Vllm",    "vLLM",    "ollama", "Ollama",  "model='",
+        "n_ctx",   "num_ctx", "Limit:",  "InUse:", "MiB / ",  "MiB |",
+        "kv_self", "gallocr", "HyVideo", "Killed", "ComfyUI", "out of memory"};
+    found = search_rounds(shorts, sizeof shorts / sizeof shorts[0]);
+    printf("search (grouped buckets): %u of 300 texts hold a key\n", found);
+    assert_true(found > 100 && found < 300);
 }
 
 int main(void)
@@ -934,6 +1093,7 @@ int main(void)
         cmocka_unit_test(test_counting),        cmocka_unit_test(test_not_events),
         cmocka_unit_test(test_guide_error),     cmocka_unit_test(test_benign),
         cmocka_unit_test(test_window_edges),    cmocka_unit_test(test_search),
+        cmocka_unit_test(test_raw_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,9 +74,11 @@ uint64_t vf__oom_u64_at(const char *p, const char *end, const char **endp);
 /* --- the multi-substring search (oom_search.c) --- */
 
 #define VF__MS_MAX  192 /* keys */
-#define VF__MS_LONG 8   /* keys this long are found by sampling, shorter ones by nibble class */
+#define VF__MS_LONG 7   /* keys this long are found by sampling, shorter ones by nibble class */
 struct vf__ms_ent {
     uint32_t gram; /* 4 bytes of a key */
+    uint32_t tail; /* the key's last 4 bytes (checked first: one cache line per candidate) */
+    uint8_t len;   /* the key's length */
     uint16_t pat;  /* the key */
     uint16_t next; /* 1-based, in the same hash chain */
     uint8_t off;   /* where the 4 bytes stand in it */
@@ -84,16 +86,19 @@ struct vf__ms_ent {
 struct vf__ms {
     const char *pat[VF__MS_MAX];
     uint8_t len[VF__MS_MAX];
+    uint32_t key4[VF__MS_MAX]; /* each key's first 4 bytes (keys are at least 4 long) */
+    uint32_t tail[VF__MS_MAX]; /* the last 4 bytes of each long key */
     size_t n;
     uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
-    uint16_t head[1u << 16];        /* their chains in ent (1-based) */
+    /* a sampled piece with the 4 bytes 8 further on (keys that hold both), hashed; and the
+     * pieces some key holds where it ends before those 8 further bytes (never filtered) */
+    uint64_t pair_bits[(1u << 16) / 64], open_bits[(1u << 16) / 64];
+    uint16_t head[1u << 16]; /* their chains in ent (1-based) */
     struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
     size_t n_ent;
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
-    unsigned char first[16]; /* the first letter (case folded) of each bucket */
-    unsigned n_first;
     int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
 };
 /* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
@@ -103,6 +108,9 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
 const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
 /* How many bytes of p[0..n) are c. */
 size_t vf__ms_count(const char *p, size_t n, char c);
+/* How many line breaks p[0..n) holds as normalisation reads them: an LF or a CR that does not
+ * follow a CR (a CRLF pair, CRs in a row: one). The byte before p is not a CR. */
+uint64_t vf__ms_breaks(const char *p, size_t n);
 /* The first occurrence of the 3 bytes k[0..3) in p[0..n), or NULL. */
 const char *vf__ms_find3(const char *p, size_t n, const char *k);
 /* The first byte of p[0..n) that is a or b, or NULL. */
@@ -126,6 +134,9 @@ struct vf__oom_norm {
 /* Whether buf needs vf__oom_normalize: it holds an escape byte or a CR that is not the
  * first half of a CRLF pair (or a sequence or CR is pending from the last feed). */
 bool vf__oom_norm_needed(const struct vf__oom_norm *st, const char *buf, size_t len);
+/* How many bytes from p (p[0] is ESC, p[0..n) readable) vf__oom_normalize removes there: the
+ * escape sequence and any that follow it at once. */
+size_t vf__oom_esc_len(const char *p, size_t n);
 /* Copies in[0..n) to out (at least n bytes) without escape sequences, every CR or CRLF as
  * one LF; returns the bytes written. */
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out);

@@ -77,6 +77,28 @@ static size_t copy_plain(const char *in, size_t n, size_t i, char *out, size_t *
     return i;
 }
 
+size_t vf__oom_esc_len(const char *p, size_t n)
+{
+    struct vf__oom_norm st = {N_ESC, 0, false};
+    size_t i = 1;
+    while (i < n) {
+        unsigned char c = (unsigned char)p[i];
+        if (st.state == N_TEXT) {
+            if (c != ESC)
+                break; /* the text after the run */
+            st.state = N_ESC;
+            st.seq_len = 0;
+        } else {
+            bool in_osc = st.state == N_OSC || st.state == N_OSC_ESC;
+            if (!(c >= 0x20 || c == BEL || (c == ESC && in_osc)))
+                break; /* a control byte ends a broken sequence and stays (as normalize) */
+            st.state = seq_byte(&st, c);
+        }
+        i++;
+    }
+    return i;
+}
+
 size_t vf__oom_normalize(struct vf__oom_norm *st, const char *in, size_t n, char *out)
 {
     size_t o = 0;

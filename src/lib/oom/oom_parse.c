@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * oom_parse.c - the streaming OOM log scanner (vf_oom_scan_*): line assembly across feeds,
- * a multi-pattern prefilter (Wu-Manber, 2-byte blocks) run over whole chunks so ordinary
- * lines cost a fraction of one pass (4-byte keys, steps and hints, resolved per run of lines),
- * the pattern rows of oom_patterns.c, merging of multi-line messages, tool hints and the
- * log context (model, context length, batch, resolution, steps, versions).
+ * the block search (oom_search.c) run over whole lines as they are, CRs and ANSI codes in
+ * place, so ordinary lines cost a fraction of one pass (steps resolved per run of lines, only
+ * the lines around a hit normalised), a per-line Wu-Manber prefilter, the pattern rows of
+ * oom_patterns.c (a repeated text read once: a memo), merging of multi-line messages, tool
+ * hints and the log context (model, context length, batch, resolution, steps, versions).
  *
  * Memory is fixed at open: the partial line (VF_OOM_MAX_LINE), the event ring
- * (VF_OOM_MAX_EVENTS with their texts) and the prefilter tables. Nothing grows with input.
+ * (VF_OOM_MAX_EVENTS with their texts), the memo and the prefilter tables. Nothing grows
+ * with input.
  */
 #define _GNU_SOURCE /* memmem, memrchr */
 #include "oom.h"
@@ -17,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define TEXT_MAX   320 /* bytes of a message kept in an event */
 #define STR_MAX    256 /* model name / version */
@@ -37,6 +42,10 @@
 #define TAIL_MAX      2048
 #define HALF_MIN      12 /* a trigger half shorter than this is too common to look for */
 #define NORM_CHUNK    ((size_t)64 << 10) /* bytes normalised at a time (oom_input.c) */
+/* The readings (prefilter masks, row, numbers) of the last MEMO_N texts up to MEMO_TEXT bytes
+ * long: a message repeated byte for byte (a retry loop, a worker per GPU) is parsed once. */
+#define MEMO_N    16
+#define MEMO_TEXT 512
 
 /* Context keys (besides the row triggers) the prefilter looks for. */
 enum ctx_kind {
@@ -176,6 +185,7 @@ static const struct ctx_key ctx_keys[] = {
     {"Free memory on", K_ANCHOR, NULL},
 };
 #define N_CTX_KEYS (sizeof ctx_keys / sizeof ctx_keys[0])
+_Static_assert(N_CTX_KEYS < 255, "context keys are numbered in a byte (prefilter.pat_key)");
 
 /* Tool hints, weakest first: a stronger one replaces a weaker one already seen. */
 static const char *const hint_rank[] = {"tensorflow", "accelerate", "diffusers", "deepspeed",
@@ -206,16 +216,45 @@ struct prefilter {
     struct vf__ms lng;    /* the patterns of LONG_MIN bytes or more, over whole blocks */
     int row_pat[64];      /* prefilter pattern of each row's trig[0] */
     int key_pat[N_CTX_KEYS];
+    /* the patterns that are context keys with an effect (not K_ANCHOR), and for each pattern
+     * its first such key (table order) and the next key of the same pattern */
+    uint64_t ctx_pats[MASK_WORDS];
+    uint8_t pat_key[MAX_PATS], key_next[N_CTX_KEYS]; /* 1-based, 0: none */
     /* anchors: words that may open a wrapped message (K_ANCHOR keys, and each half of a
      * row's trigger, so that one half stays whole wherever a wrap breaks it) */
     uint64_t anchors[MASK_WORDS];
     char halves[64][2][128];
+    /* bit a << 8 | b: some key holds the bytes a, b side by side (raw blocks: whether
+     * removing an escape sequence between a and b may make a key) */
+    uint64_t pairs[(1u << 16) / 64];
     enum vf_err rc; /* of the build, with msg */
     char msg[128];
 };
 
+/* What filter and match_line read in one text: a pure function of its bytes (and, for the
+ * joined text, of where its lines start), so a repeated text is read from the memo. */
+struct reading {
+    bool hit;                    /* the prefilter found a key */
+    uint64_t pre[MASK_WORDS];    /* the keys it found (context_line reads them) */
+    uint64_t post[MASK_WORDS];   /* the mask match_line left (keys after a quote in code) */
+    const struct vf__oom_row *r; /* the row it matched, NULL if none */
+    size_t off;                  /* where the message starts */
+    struct vf__oom_m m;          /* the row's reading */
+};
+struct memo {
+    uint64_t hash, used; /* used: when last read (0: empty) */
+    size_t len;
+    unsigned n_at;
+    uint16_t at[JOIN_LINES + 4];
+    struct reading rd;
+    char text[MEMO_TEXT];
+};
+
 struct vf_oom_scan {
     const struct prefilter *pf;
+    struct memo *memo; /* MEMO_N entries */
+    uint64_t memo_clock;
+    const char *dirty_from, *dirty_at; /* next_dirty's last answer */
     /* line assembly */
     char *pend; /* VF_OOM_MAX_LINE bytes (this and the buffers below: not zeroed at open) */
     size_t pend_len;
@@ -347,6 +386,29 @@ uint64_t vf__oom_u64_after(const char *line, size_t len, const char *key)
     return vf__oom_u64_at(p + strlen(key), line + len, NULL);
 }
 
+/* How many bytes from p (at most n, at most max) are printable ASCII (0x20..0x7e); p[0] is. */
+static size_t ascii_run(const unsigned char *p, size_t n, size_t max)
+{
+    if (n > max)
+        n = max;
+    size_t i = 0;
+#if defined(__SSE2__)
+    /* c - 0x20 (wrapping) below 0x5f, compared signed after flipping the top bit */
+    const __m128i lo = _mm_set1_epi8(0x20), flip = _mm_set1_epi8((char)0x80),
+                  lim = _mm_set1_epi8((char)(0x5f ^ 0x80));
+    for (; n - i >= 16; i += 16) {
+        __m128i v =
+            _mm_xor_si128(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(p + i)), lo), flip);
+        unsigned bad = (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(lim, v)) ^ 0xffff;
+        if (bad)
+            return i + (size_t)__builtin_ctz(bad);
+    }
+#endif
+    while (i < n && p[i] >= 0x20 && p[i] < 0x7f)
+        i++;
+    return i;
+}
+
 /* Copies s[0..n) into dst (cap bytes) as printable text: controls and bytes of invalid
  * UTF-8 become '?', so renderers (JSON) get valid UTF-8. Trims leading spaces. */
 static void copy_text(char *dst, size_t cap, const char *s, size_t n)
@@ -357,9 +419,11 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t n)
     size_t o = 0;
     while (p < e && o + 5 < cap) {
         unsigned c = *p;
-        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message */
-            dst[o++] = (char)c;
-            p++;
+        if (c >= 0x20 && c < 0x7f) { /* printable ASCII, most of every message: as one run */
+            size_t run = ascii_run(p, (size_t)(e - p), cap - 5 - o);
+            memcpy(dst + o, p, run);
+            o += run;
+            p += run;
             continue;
         }
         size_t k = c < 0x80             ? 1
@@ -584,6 +648,23 @@ static void prefilter_build(void)
         if (!ok || s->key_pat[i] < 0)
             return prefilter_fail("bad context key");
     }
+    for (size_t i = N_CTX_KEYS; i-- > 0;) { /* backwards: each list in table order */
+        if (ctx_keys[i].kind == K_ANCHOR)
+            continue;
+        set_bit(s->ctx_pats, s->key_pat[i]);
+        s->key_next[i] = s->pat_key[s->key_pat[i]];
+        s->pat_key[s->key_pat[i]] = (uint8_t)(i + 1);
+    }
+    for (size_t i = 0; i < s->n_pats; i++)
+        for (size_t j = 0; j < s->plen[i]; j++) {
+            unsigned char c = (unsigned char)s->pats[i][j];
+            if (c == '\n' || c == '\r' || c == 0x1b)
+                return prefilter_fail("a key holds a line break or an escape byte");
+            if (j + 1 == s->plen[i])
+                continue;
+            unsigned pr = (unsigned)c << 8 | (unsigned char)s->pats[i][j + 1];
+            s->pairs[pr >> 6] |= (uint64_t)1 << (pr & 63);
+        }
     build_wm(s, &s->all_wm, 0);
     const char *lp[MAX_PATS];
     uint8_t ll[MAX_PATS];
@@ -612,6 +693,11 @@ enum vf_err vf_oom_scan_open(struct vf_arena *a, struct vf_oom_scan **out, struc
     if (!big)
         return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (buffers)");
     s->pend = big;
+    s->memo = vf_arena_alloc(a, MEMO_N * sizeof *s->memo);
+    if (!s->memo)
+        return vf__errf(err, VF_ENOMEM, "oom scan: out of memory (memo)");
+    for (size_t i = 0; i < MEMO_N; i++)
+        s->memo[i].used = 0;
     s->nbuf = s->pend + VF_OOM_MAX_LINE;
     s->scratch = s->nbuf + NORM_CHUNK;
     s->ctx.ctx_tokens = s->ctx.batch = VF_UNKNOWN;
@@ -902,9 +988,20 @@ static void context_line(struct vf_oom_scan *s, const char *line, size_t len,
                          const uint64_t mask[MASK_WORDS])
 {
     const char *end = line + len;
-    for (size_t i = 0; i < N_CTX_KEYS; i++) {
-        if (!bit(mask, s->pf->key_pat[i]))
-            continue;
+    /* the keys of the patterns found, in table order (a later key's effect wins) */
+    uint8_t keys[N_CTX_KEYS] = {0};
+    size_t n = 0;
+    for (size_t w = 0; w < MASK_WORDS; w++)
+        for (uint64_t b = mask[w] & s->pf->ctx_pats[w]; b; b &= b - 1)
+            for (unsigned k = s->pf->pat_key[w * 64 + (unsigned)__builtin_ctzll(b)]; k;
+                 k = s->pf->key_next[k - 1]) {
+                size_t j = n++;
+                for (; j && keys[j - 1] > k - 1; j--)
+                    keys[j] = keys[j - 1];
+                keys[j] = (uint8_t)(k - 1);
+            }
+    for (size_t x = 0; x < n; x++) {
+        size_t i = keys[x];
         const struct ctx_key *k = &ctx_keys[i];
         const char *p = vf__oom_find(line, len, k->key);
         if (!p)
@@ -1086,7 +1183,7 @@ static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
 /* What a message says of the run (a version, a context length, a batch). */
 static void take_context(struct vf_oom_scan *s, const struct vf__oom_m *m)
 {
-    if (m->version_hint && !s->version_explicit)
+    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint))
         snprintf(s->version, sizeof s->version, "%s", m->version_hint);
     if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
         s->ctx.ctx_tokens = m->ctx_tokens;
@@ -1242,6 +1339,72 @@ static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const c
     return NULL;
 }
 
+/* ------------------------------------------------------------------ memo */
+
+/* A 64-bit hash of t[0..n) from its length and 5 of its 8-byte words (first, last and 3
+ * between): only to pick memo candidates, which are compared byte for byte, so texts that
+ * share those words cost a compare, never a wrong reading. */
+static uint64_t text_hash(const char *t, size_t n, uint64_t h)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    h = (h ^ n) * k;
+    if (n < 8) {
+        uint64_t v = 0;
+        memcpy(&v, t, n);
+        h = (h ^ v) * k;
+        return h ^ h >> 32;
+    }
+    const size_t at[5] = {0, n / 4, n / 2, n / 4 * 3, n - 8};
+    for (size_t i = 0; i < 5; i++) {
+        uint64_t v;
+        memcpy(&v, t + (at[i] + 8 <= n ? at[i] : n - 8), 8);
+        h = (h ^ v) * k;
+        h ^= h >> 29;
+    }
+    return h ^ h >> 32;
+}
+
+/* Reads text[0..len) (the join when joined: its line starts are part of what is read) with
+ * the prefilter and the rows, into *tmp or a memo entry; returns the reading (valid until the
+ * next call). */
+static const struct reading *read_text(struct vf_oom_scan *s, const char *text, size_t len,
+                                       bool joined, struct reading *tmp)
+{
+    unsigned n_at = joined ? s->n_at : 0;
+    struct memo *slot = NULL;
+    uint64_t h = 0;
+    if (len <= MEMO_TEXT) {
+        h = text_hash(text, len, n_at);
+        if (n_at)
+            h = text_hash((const char *)s->join_at, n_at * sizeof s->join_at[0], h);
+        slot = &s->memo[0];
+        for (size_t i = 0; i < MEMO_N; i++) {
+            struct memo *e = &s->memo[i];
+            if (e->used && e->hash == h && e->len == len && e->n_at == n_at &&
+                !memcmp(e->text, text, len) && !memcmp(e->at, s->join_at, n_at * sizeof e->at[0])) {
+                e->used = ++s->memo_clock;
+                return &e->rd;
+            }
+            if (e->used < slot->used)
+                slot = e; /* the least recently read is replaced */
+        }
+    }
+    struct reading *rd = slot ? &slot->rd : tmp;
+    rd->hit = len >= s->pf->all->m && filter(s, text, len, rd->pre);
+    memcpy(rd->post, rd->pre, sizeof rd->post);
+    rd->off = 0;
+    rd->r = rd->hit ? match_line(s, text, len, rd->post, &rd->m, &rd->off) : NULL;
+    if (slot) {
+        slot->hash = h;
+        slot->len = len;
+        slot->n_at = n_at;
+        memcpy(slot->at, s->join_at, n_at * sizeof slot->at[0]);
+        memcpy(slot->text, text, len);
+        slot->used = ++s->memo_clock;
+    }
+    return rd;
+}
+
 /* --------------------------------------------------------- wrapped messages */
 
 static void join_close(struct vf_oom_scan *s)
@@ -1276,8 +1439,9 @@ static bool record_start(const char *p, const char *end)
     bool bracket = *p == '[';
     if (*p == '[' || *p == '(')
         p++, n--;
-    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
-        if (n >= strlen(starts[i]) && !memcmp(p, starts[i], strlen(starts[i])))
+    for (size_t i = 0; n && i < sizeof starts / sizeof starts[0]; i++)
+        if (starts[i][0] == *p && n >= strlen(starts[i]) &&
+            !memcmp(p, starts[i], strlen(starts[i])))
             return true;
     /* "2024-12-16 17:10:56", "[2025-06-02 ...", "[594675.027262]" */
     int digits = 0;
@@ -1288,7 +1452,7 @@ static bool record_start(const char *p, const char *end)
         return true;
     /* syslog "Apr 25 06:31:56", dmesg -T "[Thu Dec  7 00:05:15 2017]", glog "I0315 10:1" */
     static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDecMonTueWedThuFriSatSun";
-    for (size_t i = 0; n >= 5 && i + 3 <= sizeof months - 1; i += 3)
+    for (size_t i = 0; n >= 5 && p[3] == ' ' && i + 3 <= sizeof months - 1; i += 3)
         if (!memcmp(p, months + i, 3) && p[3] == ' ')
             return true;
     return n >= 6 && strchr("IWEF", *p) && *p && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
@@ -1359,14 +1523,12 @@ static void join_line(struct vf_oom_scan *s, const char *line, size_t len)
     s->join_len += len;
     s->join_lines++;
     s->join_last = s->lineno;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    if (!filter(s, s->join, s->join_len, mask))
+    struct reading tmp;
+    const struct reading *rd = read_text(s, s->join, s->join_len, true, &tmp);
+    if (!rd->hit)
         return;
-    size_t off;
-    const struct vf__oom_row *r = match_line(s, s->join, s->join_len, mask, &m, &off);
-    if (r) {
-        join_match(s, r, &m);
+    if (rd->r) {
+        join_match(s, rd->r, &rd->m);
     } else if (s->join_event && s->join_new == s->n_total) {
         /* the rest of the message says it is none ("this is not a failure", a quote in
          * code): the event its first lines made is taken back */
@@ -1461,11 +1623,19 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
     size_t n = 0;
     s->join_at[0] = 0;
     s->n_at = 1;
-    for (const char *q = a; q < line + len && n < JOIN_MAX; q++) {
-        if (*q == '\r')
+    for (const char *q = a, *e = line + len; q < e && n < JOIN_MAX;) {
+        /* the bytes up to the next CR or LF as one run, then that byte */
+        const char *b = vf__ms_find2(q, (size_t)(e - q), '\r', '\n');
+        size_t run = (size_t)((b ? b : e) - q);
+        if (run > JOIN_MAX - n)
+            run = JOIN_MAX - n;
+        memcpy(s->join + n, q, run);
+        n += run;
+        q += run;
+        if (q == e || n == JOIN_MAX || *q++ == '\r')
             continue;
-        s->join[n++] = *q == '\n' ? ' ' : *q;
-        if (*q == '\n' && s->n_at < sizeof s->join_at / sizeof s->join_at[0])
+        s->join[n++] = ' ';
+        if (s->n_at < sizeof s->join_at / sizeof s->join_at[0])
             s->join_at[s->n_at++] = (uint16_t)n;
     }
     s->join_len = n;
@@ -1483,15 +1653,13 @@ static void join_back(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
     s->n_total--; /* the event's own lines are not "before" it */
     unsigned k = back_lines(s, line, len);
     s->n_total++;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    size_t off;
-    if (!k || !filter(s, s->join, s->join_len, mask) ||
-        match_line(s, s->join, s->join_len, mask, &m, &off) != r)
+    struct reading tmp;
+    const struct reading *rd = k ? read_text(s, s->join, s->join_len, true, &tmp) : NULL;
+    if (!rd || rd->r != r)
         return;
-    if (fill_figures(ev, &m)) {
+    if (fill_figures(ev, &rd->m)) {
         ev->line = s->lineno - k;
-        copy_text(s->text[slot], TEXT_MAX, s->join + off, s->join_len - off);
+        copy_text(s->text[slot], TEXT_MAX, s->join + rd->off, s->join_len - rd->off);
     }
 }
 
@@ -1508,14 +1676,10 @@ static void join_candidate(struct vf_oom_scan *s, const char *line, size_t len)
     s->join_first = s->lineno - k;
     s->join_last = s->lineno;
     s->join_event = false;
-    uint64_t mask[MASK_WORDS];
-    struct vf__oom_m m;
-    size_t off;
-    const struct vf__oom_row *r = filter(s, s->join, s->join_len, mask)
-                                      ? match_line(s, s->join, s->join_len, mask, &m, &off)
-                                      : NULL;
-    if (r)
-        join_match(s, r, &m);
+    struct reading tmp;
+    const struct reading *rd = read_text(s, s->join, s->join_len, true, &tmp);
+    if (rd->r)
+        join_match(s, rd->r, &rd->m);
 }
 
 /* Where the message that row r matched starts in a window of a long line: the two words
@@ -1537,18 +1701,19 @@ static size_t message_start(const char *line, size_t len, const struct vf__oom_r
 /* A line (whole: joins may start or continue here) or a window of a long one. */
 static void do_piece(struct vf_oom_scan *s, const char *line, size_t len, bool whole)
 {
-    uint64_t mask[MASK_WORDS] = {0};
-    bool hit = len >= s->pf->all->m && filter(s, line, len, mask);
+    struct reading tmp;
+    const struct reading *rd = read_text(s, line, len, false, &tmp);
+    bool hit = rd->hit;
+    const uint64_t *mask = rd->post;
+    const struct vf__oom_row *r = rd->r;
     if (hit)
-        context_line(s, line, len, mask); /* hints first: they may name this line's tool */
-    struct vf__oom_m m;
-    size_t off = 0;
-    const struct vf__oom_row *r = hit ? match_line(s, line, len, mask, &m, &off) : NULL;
+        context_line(s, line, len, rd->pre); /* hints first: they may name this line's tool */
     if (r) {
         uint64_t n = s->n_total;
+        size_t off = rd->off;
         if (!whole) /* a window of a long line: the message starts near its trigger */
             off = message_start(line, len, r, off);
-        apply_match(s, r, &m, line + off, len - off, s->lineno);
+        apply_match(s, r, &rd->m, line + off, len - off, s->lineno);
         if (whole) {
             join_back(s, r, line, len);
             join_open(s, line, len, true);
@@ -1707,6 +1872,20 @@ static bool line_steps(const struct vf_oom_scan *s, const char *line, size_t len
     return any;
 }
 
+/* The last "tep" that starts in [a, q) and ends before q, NULL if none. */
+static const char *prev_tep(const char *a, const char *q)
+{
+    while (q - a >= 3) {
+        const char *t = memrchr(a + 2, 'p', (size_t)(q - a - 2));
+        if (!t)
+            return NULL;
+        if (t[-1] == 'e' && t[-2] == 't')
+            return t;
+        q = t;
+    }
+    return NULL;
+}
+
 static uint64_t count_lines(const char *a, const char *z)
 {
     return vf__ms_count(a, (size_t)(z - a), '\n');
@@ -1735,14 +1914,7 @@ static void resolve(struct vf_oom_scan *s, const char *a, const char *z)
         }
     }
     if (s->ctx.first_step != VF_UNKNOWN) {
-        for (const char *q = z; q - a >= 3;) {
-            const char *t = memrchr(a + 2, 'p', (size_t)(q - a - 2));
-            if (!t)
-                break;
-            if (t[-1] != 'e' || t[-2] != 't') {
-                q = t;
-                continue;
-            }
+        for (const char *q = z, *t; (t = prev_tep(a, q)) != NULL;) {
             const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
             if (line_steps(s, ls, line_len(ls, le), &f, &l)) {
                 s->ctx.last_step = s->cur_step = l;
@@ -1763,11 +1935,12 @@ static bool in_window(const struct vf_oom_scan *s)
            s->lineno < s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] + HINT_AFTER;
 }
 
-/* Complete lines [b, e) (e just past a newline). */
-static void scan_block(struct vf_oom_scan *s, const char *b, const char *e)
+/* Complete lines [b, e) (e just past a newline); ctx <= b: where the lines that back_lines
+ * may read before them start. */
+static void scan_block(struct vf_oom_scan *s, const char *ctx, const char *b, const char *e)
 {
     const char *cur = b;
-    s->blk = b;
+    s->blk = ctx;
     while (cur < e) {
         if (in_window(s)) {
             const char *nl = memchr(cur, '\n', (size_t)(e - cur));
@@ -1805,7 +1978,7 @@ static void feed_plain(struct vf_oom_scan *s, const char *buf, size_t len)
         return;
     const char *last = memrchr(p, '\n', (size_t)(end - p));
     if (last) {
-        scan_block(s, p, last + 1);
+        scan_block(s, p, p, last + 1);
         size_t t = (size_t)(last + 1 - p) < TAIL_MAX ? (size_t)(last + 1 - p) : TAIL_MAX;
         memcpy(s->tail, last + 1 - t, t);
         s->tail_len = t;
@@ -1815,6 +1988,228 @@ static void feed_plain(struct vf_oom_scan *s, const char *buf, size_t len)
         pend_add(s, p, (size_t)(end - p));
 }
 
+/* Bytes read through the normaliser (its state in s->norm), NORM_CHUNK at a time. */
+static void feed_normalised(struct vf_oom_scan *s, const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i += NORM_CHUNK) {
+        size_t k = len - i < NORM_CHUNK ? len - i : NORM_CHUNK;
+        feed_plain(s, s->nbuf, vf__oom_normalize(&s->norm, buf + i, k, s->nbuf));
+    }
+}
+
+/* Bytes of any kind, normalised where they need it. */
+static void feed_any(struct vf_oom_scan *s, const char *buf, size_t len)
+{
+    if (!len)
+        return;
+    if (vf__oom_norm_needed(&s->norm, buf, len))
+        feed_normalised(s, buf, len);
+    else
+        feed_plain(s, buf, len);
+}
+
+/* ------------------------------------------------------------ raw blocks */
+
+/*
+ * The whole lines of a feed are searched as they are, CRs and escape sequences in place
+ * (issue 29: a log of progress bars is not copied through the normaliser byte by byte). A
+ * key the normalised text holds is in the raw text too - keys hold no CR, LF or ESC, and a
+ * CR only breaks a line - except where removing an escape sequence puts two bytes side by
+ * side that a key holds side by side (an unsafe junction, found with prefilter.pairs). The
+ * lines with a key or an unsafe junction, and those in an event's window, are normalised with
+ * the 3 lines before them (what back_lines reads) and go through scan_block; the lines
+ * between are counted (a CR is a break, a CRLF pair one) and their steps read, their own
+ * lines normalised when they hold a CR or an escape byte.
+ */
+
+static bool has_esc_cr(const char *p, size_t n)
+{
+    return vf__ms_find2(p, n, 0x1b, '\r') != NULL;
+}
+
+/* Normalises the whole lines [a, z) (a at a line start: nothing pending) into out. */
+static size_t norm_lines(const char *a, const char *z, char *out)
+{
+    struct vf__oom_norm st = {0};
+    return vf__oom_normalize(&st, a, (size_t)(z - a), out);
+}
+
+/* The whole raw lines [ls, le) of a block that starts at blk, read as normalised lines. */
+static void exact_lines(struct vf_oom_scan *s, const char *blk, const char *ls, const char *le)
+{
+    const char *from = ls;
+    for (int k = 0; k < 3 && from > blk; k++)
+        from = line_start(blk, from - 1);
+    if (!has_esc_cr(from, (size_t)(le - from))) {
+        scan_block(s, from, ls, le);
+    } else if ((size_t)(le - from) <= NORM_CHUNK) {
+        size_t o = norm_lines(from, ls, s->nbuf);
+        size_t n = norm_lines(ls, le, s->nbuf + o);
+        scan_block(s, s->nbuf, s->nbuf + o, s->nbuf + o + n);
+    } else {
+        feed_normalised(s, ls, (size_t)(le - ls)); /* a long line: read as a feed of its own */
+    }
+}
+
+static bool joins_key(const struct prefilter *pf, unsigned char a, unsigned char b)
+{
+    unsigned i = (unsigned)a << 8 | b;
+    return pf->pairs[i >> 6] >> (i & 63) & 1;
+}
+
+/* The first place in the raw lines [p, e) that scan_block must read: a key, or an escape
+ * sequence whose removal joins two bytes a key holds side by side. NULL if none. */
+static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e)
+{
+    const char *x = find_long(s, p, (size_t)(e - p));
+    const char *end = x ? x : e;
+    for (const char *q = p; q < end && (q = memchr(q, 0x1b, (size_t)(end - q))) != NULL;) {
+        size_t k = vf__oom_esc_len(q, (size_t)(e - q));
+        unsigned char before = q > p ? (unsigned char)q[-1] : '\n';
+        unsigned char after = q + k < e ? (unsigned char)q[k] : '\n';
+        if (joins_key(s->pf, before, after))
+            return q;
+        q += k;
+    }
+    return x;
+}
+
+/* The steps of the raw line [ls, le) (le: its LF), as line_steps reads them from each of its
+ * normalised lines: *first from the first that sets one, *last from the last. *big: it needs
+ * normalising and is longer than a buffer (nothing read). */
+static bool raw_steps(struct vf_oom_scan *s, const char *ls, const char *le, uint64_t *first,
+                      uint64_t *last, bool *big)
+{
+    if (!has_esc_cr(ls, (size_t)(le - ls)))
+        return line_steps(s, ls, line_len(ls, le), first, last);
+    if ((size_t)(le - ls) > NORM_CHUNK) {
+        *big = true;
+        return false;
+    }
+    size_t n = norm_lines(ls, le, s->nbuf);
+    bool any = false;
+    uint64_t f, l;
+    for (const char *p = s->nbuf, *end = s->nbuf + n; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *q = nl ? nl : end;
+        if (line_steps(s, p, line_len(p, q), &f, &l)) {
+            if (!any)
+                *first = f;
+            *last = l;
+            any = true;
+        }
+        p = q + 1;
+    }
+    return any;
+}
+
+/* resolve() for raw lines [a, z): none holds a key or an unsafe junction, none is in a
+ * window. A line that needs normalising and is too long for it: [a, z) goes through the
+ * normaliser instead. */
+static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
+{
+    if (a >= z)
+        return;
+    uint64_t f, l, first = VF_UNKNOWN, last = VF_UNKNOWN;
+    bool big = false;
+    for (const char *q = a; s->ctx.first_step == VF_UNKNOWN && q < z;) {
+        const char *t = vf__ms_find3(q, (size_t)(z - q), "tep");
+        if (!t)
+            break;
+        const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+        if (raw_steps(s, ls, le, &f, &l, &big)) {
+            first = f;
+            break;
+        }
+        if (big)
+            break;
+        q = le + 1;
+    }
+    for (const char *q = z, *t; !big && (s->ctx.first_step != VF_UNKNOWN || first != VF_UNKNOWN) &&
+                                (t = prev_tep(a, q)) != NULL;) {
+        const char *ls = line_start(a, t), *le = memchr(t, '\n', (size_t)(z - t));
+        if (raw_steps(s, ls, le, &f, &l, &big)) {
+            last = l;
+            break;
+        }
+        q = ls;
+    }
+    if (big) {
+        feed_normalised(s, a, (size_t)(z - a));
+        return;
+    }
+    s->lineno += vf__ms_breaks(a, (size_t)(z - a));
+    if (first != VF_UNKNOWN)
+        s->ctx.first_step = first;
+    if (last != VF_UNKNOWN)
+        s->ctx.last_step = s->cur_step = last;
+}
+
+/* The first CR or escape byte at or after p in [p, e), e if none (kept for the next call
+ * from a later p in the same block). */
+static const char *next_dirty(struct vf_oom_scan *s, const char *p, const char *e)
+{
+    if (!s->dirty_from || p < s->dirty_from || p > s->dirty_at) {
+        const char *d = vf__ms_find2(p, (size_t)(e - p), 0x1b, '\r');
+        s->dirty_from = p;
+        s->dirty_at = d ? d : e;
+    }
+    return s->dirty_at;
+}
+
+/* Whole raw lines [b, e) (b at a line start, nothing pending). */
+static void scan_raw(struct vf_oom_scan *s, const char *b, const char *e)
+{
+    const char *cur = b;
+    s->dirty_from = NULL;
+    while (cur < e) {
+        if (in_window(s)) {
+            /* the lines up to the next CR or escape byte read at once (as plain lines) when
+             * the lines before them hold none either */
+            const char *nl = memchr(cur, '\n', (size_t)(e - cur)), *d = next_dirty(s, cur, e);
+            const char *from = cur, *z = d < e ? line_start(cur, d) : e;
+            for (int k = 0; k < 3 && from > b; k++)
+                from = line_start(b, from - 1);
+            if (z > nl && !has_esc_cr(from, (size_t)(cur - from))) {
+                scan_block(s, from, cur, z);
+                cur = z;
+                continue;
+            }
+            exact_lines(s, b, cur, nl + 1);
+            cur = nl + 1;
+            continue;
+        }
+        const char *hit = raw_find(s, cur, e);
+        if (!hit)
+            break;
+        const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
+        resolve_raw(s, cur, ls);
+        exact_lines(s, b, ls, le + 1);
+        cur = le + 1;
+    }
+    resolve_raw(s, cur, e);
+}
+
+/* s->tail after the raw lines [b, e): their last TAIL_MAX bytes as normalised. */
+static void raw_tail(struct vf_oom_scan *s, const char *b, const char *e)
+{
+    const char *t = e;
+    while (t > b && (size_t)(e - t) < 2 * TAIL_MAX)
+        t = line_start(b, t - 1);
+    struct vf__oom_norm st = {0};
+    size_t have = 0;
+    for (const char *p = t; p < e;) {
+        size_t k = (size_t)(e - p) < NORM_CHUNK ? (size_t)(e - p) : NORM_CHUNK;
+        size_t n = vf__oom_normalize(&st, p, k, s->nbuf);
+        p += k;
+        size_t keep = n >= TAIL_MAX ? 0 : have < TAIL_MAX - n ? have : TAIL_MAX - n;
+        memmove(s->tail, s->tail + have - keep, keep);
+        size_t add = n < TAIL_MAX ? n : TAIL_MAX;
+        memcpy(s->tail + keep, s->nbuf + n - add, add);
+        have = keep + add;
+    }
+    s->tail_len = have;
+}
+
 enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
                              struct vf_error *err)
 {
@@ -1822,14 +2217,21 @@ enum vf_err vf_oom_scan_feed(struct vf_oom_scan *s, const char *buf, size_t len,
         return vf__errf(err, VF_EINVAL, "oom scan: bad arguments");
     if (!len)
         return VF_OK;
-    if (!vf__oom_norm_needed(&s->norm, buf, len)) {
-        feed_plain(s, buf, len);
+    const char *end = buf + len, *first = memchr(buf, '\n', len);
+    if (!first) {
+        feed_any(s, buf, len); /* a piece of one line */
         return VF_OK;
     }
-    for (size_t i = 0; i < len; i += NORM_CHUNK) {
-        size_t k = len - i < NORM_CHUNK ? len - i : NORM_CHUNK;
-        feed_plain(s, s->nbuf, vf__oom_normalize(&s->norm, buf + i, k, s->nbuf));
+    const char *last = memrchr(first, '\n', (size_t)(end - first)), *b = buf;
+    if (s->pend_open || s->norm.state || s->norm.after_cr) {
+        feed_any(s, buf, (size_t)(first + 1 - buf)); /* ends the line pending */
+        b = first + 1;
     }
+    if (b <= last) {
+        scan_raw(s, b, last + 1);
+        raw_tail(s, b, last + 1);
+    }
+    feed_any(s, last + 1, (size_t)(end - last - 1));
     return VF_OK;
 }
 

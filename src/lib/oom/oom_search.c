@@ -37,6 +37,18 @@ static uint32_t load32(const unsigned char *p)
     return v;
 }
 
+#define PAIR_HASH(g, h) GRAM_HASH((g) ^ ((h)*0x85EBCA77u))
+
+static void set_bit(uint64_t *bits, uint32_t h)
+{
+    bits[h >> 6] |= (uint64_t)1 << (h & 63);
+}
+
+static bool get_bit(const uint64_t *bits, uint32_t h)
+{
+    return bits[h >> 6] >> (h & 63) & 1;
+}
+
 static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
 {
     if (m->n_ent >= sizeof m->ent / sizeof m->ent[0])
@@ -46,21 +58,85 @@ static void add_gram(struct vf__ms *m, uint32_t g, size_t pat, size_t off)
     e->gram = g;
     e->pat = (uint16_t)pat;
     e->off = (uint8_t)off;
+    e->len = m->len[pat];
+    e->tail = m->tail[pat];
     e->next = m->head[h];
     m->head[h] = (uint16_t)++m->n_ent;
     m->bits[h >> 6] |= (uint64_t)1 << (h & 63);
 }
 
-/* The bucket of a short key: one per first letter (case folded), 8 at most. */
-static unsigned short_bucket(struct vf__ms *m, unsigned char c)
+/* A bucket of short keys while they are grouped: the nibbles its keys hold at each of the 3
+ * positions (bit v of lo[k]: some key's byte k has low nibble v). */
+struct group {
+    uint16_t lo[3], hi[3];
+};
+
+/* How many 3-byte strings the group's tables let through (each position: any low nibble of
+ * the set with any high one) - what a bucket costs in false candidates. */
+static double group_cost(const struct group *g)
 {
-    c |= 0x20;
-    for (unsigned b = 0; b < m->n_first; b++)
-        if (m->first[b] == c)
-            return b % 8;
-    if (m->n_first < sizeof m->first)
-        m->first[m->n_first++] = c;
-    return (m->n_first - 1) % 8;
+    double c = 1;
+    for (int k = 0; k < 3; k++)
+        c *= (double)__builtin_popcount(g->lo[k]) * (double)__builtin_popcount(g->hi[k]);
+    return c;
+}
+
+static struct group group_merge(const struct group *a, const struct group *b)
+{
+    struct group g;
+    for (int k = 0; k < 3; k++)
+        g.lo[k] = a->lo[k] | b->lo[k], g.hi[k] = a->hi[k] | b->hi[k];
+    return g;
+}
+
+/*
+ * Puts the short keys into the 8 buckets: a group per key, keys with the same first 3 bytes
+ * together, then the two groups whose union lets the fewest strings through merged until 8
+ * are left (a greedy clustering: keys that differ in every nibble do not share a bucket, so
+ * an ordinary word does not pass a union of their nibbles). Sets short_bucket and lo/hi.
+ */
+static void short_buckets(struct vf__ms *m)
+{
+    struct group g[sizeof m->shorts];
+    uint8_t of[sizeof m->shorts]; /* the group of each short key */
+    size_t n = 0;
+    for (size_t j = 0; j < m->n_short; j++) {
+        const unsigned char *p = (const unsigned char *)m->pat[m->shorts[j]];
+        size_t same = 0;
+        while (same < j && memcmp(m->pat[m->shorts[same]], p, 3))
+            same++;
+        if (same < j) {
+            of[j] = of[same];
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            g[n].lo[k] = (uint16_t)(1u << (p[k] & 15)), g[n].hi[k] = (uint16_t)(1u << (p[k] >> 4));
+        of[j] = (uint8_t)n++;
+    }
+    while (n > 8) {
+        size_t bx = 0, by = 1;
+        double best = -1;
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = x + 1; y < n; y++) {
+                struct group u = group_merge(&g[x], &g[y]);
+                double c = group_cost(&u) - group_cost(&g[x]) - group_cost(&g[y]);
+                if (best < 0 || c < best)
+                    best = c, bx = x, by = y;
+            }
+        g[bx] = group_merge(&g[bx], &g[by]);
+        g[by] = g[--n]; /* the last group takes by's place */
+        for (size_t j = 0; j < m->n_short; j++)
+            of[j] = of[j] == by ? (uint8_t)bx : of[j] == n ? (uint8_t)by : of[j];
+    }
+    for (size_t j = 0; j < m->n_short; j++) {
+        const unsigned char *p = (const unsigned char *)m->pat[m->shorts[j]];
+        unsigned b = of[j];
+        m->short_bucket[m->shorts[j]] = (uint8_t)(1u << b);
+        for (int k = 0; k < 3; k++) {
+            m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
+            m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
+        }
+    }
 }
 
 bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n)
@@ -72,21 +148,25 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
         const unsigned char *p = (const unsigned char *)pats[i];
         m->pat[i] = pats[i];
         m->len[i] = lens[i];
+        if (lens[i] >= 4)
+            m->key4[i] = load32(p);
+        if (lens[i] >= VF__MS_LONG)
+            m->tail[i] = load32(p + lens[i] - 4);
         if (lens[i] >= VF__MS_LONG) {
-            for (size_t k = 0; k < STRIDE; k++)
+            for (size_t k = 0; k < STRIDE; k++) {
                 add_gram(m, load32(p + k), i, k);
+                if (k + 12 <= lens[i])
+                    set_bit(m->pair_bits, PAIR_HASH(load32(p + k), load32(p + k + 8)));
+                else
+                    set_bit(m->open_bits, GRAM_HASH(load32(p + k)));
+            }
             continue;
         }
-        if (lens[i] < 3 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
+        if (lens[i] < 4 || m->n_short >= sizeof m->shorts / sizeof m->shorts[0])
             return false;
-        unsigned b = short_bucket(m, p[0]);
         m->shorts[m->n_short++] = (uint8_t)i;
-        m->short_bucket[i] = (uint8_t)(1u << b);
-        for (int k = 0; k < 3; k++) {
-            m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
-            m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
-        }
     }
+    short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
     m->simd = __builtin_cpu_supports("avx2") ? 2 : __builtin_cpu_supports("ssse3") ? 1 : 0;
@@ -94,14 +174,18 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
 
-/* Whether short key i (its bucket among `buckets`) starts at t + s in t[0..n). */
+/* Whether a short key of one of `buckets` starts at t + s in t[0..n): its first 4 bytes
+ * compared as one word first (every key has them), the rest only then. */
 static bool short_at(const struct vf__ms *m, const unsigned char *t, size_t n, size_t s,
                      unsigned buckets)
 {
+    if (n - s < 4)
+        return false;
+    uint32_t head = load32(t + s);
     for (size_t j = 0; j < m->n_short; j++) {
         size_t i = m->shorts[j];
-        if ((m->short_bucket[i] & buckets) && s + m->len[i] <= n &&
-            !memcmp(t + s, m->pat[i], m->len[i]))
+        if ((m->short_bucket[i] & buckets) && m->key4[i] == head && s + m->len[i] <= n &&
+            !memcmp(t + s + 4, m->pat[i] + 4, m->len[i] - 4u))
             return true;
     }
     return false;
@@ -230,8 +314,11 @@ static size_t long_verify(const struct vf__ms *m, const unsigned char *t, size_t
         const struct vf__ms_ent *x = &m->ent[e - 1];
         if (x->gram != g || j < x->off)
             continue;
-        size_t s = j - x->off, l = m->len[x->pat];
-        if (s >= a && s < b && s < best && s + l <= n && !memcmp(t + s, m->pat[x->pat], l))
+        size_t s = j - x->off, l = x->len;
+        /* the key's last 4 bytes first: keys that share a word with the text (a key
+         * "trainer.train", a log "trainer.py") part there */
+        if (s >= a && s < b && s < best && s + l <= n && load32(t + s + l - 4) == x->tail &&
+            !memcmp(t + s, m->pat[x->pat], l - 4))
             best = s;
     }
     return best;
@@ -243,6 +330,42 @@ static bool sampled(const struct vf__ms *m, const unsigned char *t, size_t j)
     return m->bits[h >> 6] >> (h & 63) & 1;
 }
 
+#ifdef HAVE_X86
+/* The samples of find_long_keys from a, 8 at a time: the 8 words of 32 bytes are the samples
+ * (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the first key
+ * found, or SIZE_MAX with *next: the first sample not read. */
+__attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
+                                                        const unsigned char *t, size_t n, size_t a,
+                                                        size_t b, size_t end, size_t *next)
+{
+    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
+    const int *words = (const int *)m->bits; /* bit h: word h >> 5, bit h & 31 (little endian) */
+    size_t j = a;
+    for (; j + 32 <= n && j + 28 < end; j += 32) {
+        __m256i h = _mm256_srli_epi32(
+            _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(t + j)), k), 32 - GRAM_BITS);
+        __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
+        __m256i hit = _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit)); /* bit h & 31 */
+        while (mask) {
+            unsigned i = (unsigned)__builtin_ctz(mask);
+            mask &= mask - 1;
+            size_t at = j + 4 * i;
+            uint32_t g = load32(t + at);
+            /* a key that holds this piece and 4 bytes 8 further on must have those too */
+            if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
+                !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))))
+                continue;
+            size_t x = long_verify(m, t, n, at, a, b);
+            if (x != SIZE_MAX)
+                return x;
+        }
+    }
+    *next = j;
+    return SIZE_MAX;
+}
+#endif
+
 /* The first long key starting in [a, b) of t[0..n). */
 static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a,
                              size_t b)
@@ -251,6 +374,13 @@ static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, siz
         return SIZE_MAX;
     size_t end = b + STRIDE - 1 < n - 3 ? b + STRIDE - 1 : n - 3; /* samples j < end */
     size_t j = a;
+#ifdef HAVE_X86
+    if (m->simd == 2) {
+        size_t x = long_avx2(m, t, n, a, b, end, &j);
+        if (x != SIZE_MAX)
+            return x;
+    }
+#endif
     for (; j + 3 * STRIDE < end; j += 4 * STRIDE) {
         if (!(sampled(m, t, j) | sampled(m, t, j + STRIDE) | sampled(m, t, j + 2 * STRIDE) |
               sampled(m, t, j + 3 * STRIDE)))
@@ -308,6 +438,62 @@ size_t vf__ms_count(const char *p, size_t n, char c)
 #endif
     for (; i < n; i++)
         total += p[i] == c;
+    return total;
+}
+
+#ifdef HAVE_X86
+/* vf__ms_breaks from p[i] (i >= 1) over whole 32-byte blocks; *at: where it stopped. */
+__attribute__((target("avx2"))) static uint64_t breaks_avx2(const char *p, size_t n, size_t *at)
+{
+    const __m256i lf = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r');
+    const __m256i zero = _mm256_setzero_si256();
+    uint64_t total = 0;
+    size_t i = *at;
+    while (n - i >= 32) {
+        __m256i acc = zero; /* each lane counts down by one per break, at most 255 rounds */
+        for (int r = 0; r < 255 && n - i >= 32; r++, i += 32) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+            __m256i w = _mm256_loadu_si256((const __m256i *)(p + i - 1)); /* the byte before */
+            __m256i brk = _mm256_or_si256(_mm256_cmpeq_epi8(v, lf), _mm256_cmpeq_epi8(v, cr));
+            acc = _mm256_sub_epi8(acc, _mm256_andnot_si256(_mm256_cmpeq_epi8(w, cr), brk));
+        }
+        __m256i sums = _mm256_sad_epu8(acc, zero);
+        total += (uint64_t)_mm256_extract_epi64(sums, 0) + (uint64_t)_mm256_extract_epi64(sums, 1) +
+                 (uint64_t)_mm256_extract_epi64(sums, 2) + (uint64_t)_mm256_extract_epi64(sums, 3);
+    }
+    *at = i;
+    return total;
+}
+#endif
+
+uint64_t vf__ms_breaks(const char *p, size_t n)
+{
+    if (!n)
+        return 0;
+    uint64_t total = p[0] == '\n' || p[0] == '\r';
+    size_t i = 1;
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2"))
+        total += breaks_avx2(p, n, &i);
+#endif
+#if defined(__SSE2__)
+    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), zero = _mm_setzero_si128();
+    while (n - i >= 16) {
+        /* each lane counts down by one per break (-1 bytes), at most 255 rounds */
+        __m128i acc = zero;
+        for (int r = 0; r < 255 && n - i >= 16; r++, i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i w = _mm_loadu_si128((const __m128i *)(p + i - 1)); /* the byte before */
+            __m128i brk = _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr));
+            acc = _mm_sub_epi8(acc, _mm_andnot_si128(_mm_cmpeq_epi8(w, cr), brk));
+        }
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        total += (uint64_t)_mm_cvtsi128_si64(sums) +
+                 (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(sums, 8));
+    }
+#endif
+    for (; i < n; i++)
+        total += (p[i] == '\n' || p[i] == '\r') && p[i - 1] != '\r';
     return total;
 }
 
