@@ -284,8 +284,9 @@ struct vf_oom_scan {
     char text[VF_OOM_MAX_EVENTS][TEXT_MAX];
     unsigned row_flags[VF_OOM_MAX_EVENTS];
     unsigned merge[VF_OOM_MAX_EVENTS];
-    const struct vf__oom_row *row[VF_OOM_MAX_EVENTS]; /* the row that read it last */
-    uint64_t last_line[VF_OOM_MAX_EVENTS];            /* its last line (a wrapped message) */
+    const struct vf__oom_row *row[VF_OOM_MAX_EVENTS];  /* the row that read it last */
+    const struct vf__oom_row *head[VF_OOM_MAX_EVENTS]; /* the row of its first message */
+    uint64_t last_line[VF_OOM_MAX_EVENTS];             /* its last line (a wrapped message) */
     uint64_t n_total;
     /* context */
     struct vf_oom_context ctx;
@@ -1174,6 +1175,7 @@ static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
     s->ev[slot] = m->ev;
     struct vf_oom_event *ev = &s->ev[slot];
     name_event(s, slot, r, line, len);
+    s->head[slot] = r;
     ev->line = first;
     ev->step = s->cur_step;
     s->merge[slot] = r->merge_lines;
@@ -1204,8 +1206,12 @@ static void apply_match(struct vf_oom_scan *s, const struct vf__oom_row *r,
 {
     struct vf_oom_event *prev = last_event(s);
     size_t ps = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
-    if (prev && s->lineno - s->last_line[ps] <= s->merge[ps] && !strcmp(prev->source, r->source) &&
-        (s->row[ps] != r || adds_to(prev, m)))
+    /* the message that opened the event again, after other lines merged into it, is the next
+     * failure (llama.cpp retrying: cudaMalloc, gallocr, "failed to allocate compute buffers",
+     * then cudaMalloc again) */
+    bool again = prev && r == s->head[ps] && s->row[ps] != r;
+    if (prev && !again && s->lineno - s->last_line[ps] <= s->merge[ps] &&
+        !strcmp(prev->source, r->source) && (s->row[ps] != r || adds_to(prev, m)))
         merge_into(s, ps, r, m, line, len);
     else
         new_event(s, r, m, line, len, first);
@@ -1266,29 +1272,33 @@ static bool code_word(const char *line, size_t n)
     return false;
 }
 
+/* What in_code finds: not code, code, or a Markdown code span (which a paste of the error
+ * itself also is when the message carries its figures: match_line decides). */
+enum { NOT_CODE, CODE, SPAN };
+
 /* Whether the text at t is quoted in code, not printed by a failure: a comment, a
  * raise/return/case/if statement, a Markdown code span, or a string literal opening right
  * before it in a line of code ("# handle CUDA_ERROR_OUT_OF_MEMORY", a traceback's quoted
  * source, a list of messages). Read on t's own line (from phys; a joined text holds
  * several), not before `from`; `end` ends the text. */
-static bool in_code(const char *from, const char *phys, const char *t, const char *end)
+static int in_code(const char *from, const char *phys, const char *t, const char *end)
 {
     const char *line = phys > from ? phys : from;
     size_t n = (size_t)(t - line);
     /* a literal opened on the line before: raise ValueError( / "No available memory ..." */
     if (phys > from + 1 && (t[-1] == '"' || t[-1] == '\'') && t - 1 == phys &&
         (phys[-2] == '(' || phys[-2] == ','))
-        return true;
+        return CODE;
     if (code_word(line, n))
-        return true;
+        return CODE;
     size_t i = 0;
     while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '*'))
         i++;
     if (i < n && line[i] == '#' && i + 1 < n && line[i + 1] == ' ')
-        return true; /* a comment line (or a heading quoting a message) */
+        return CODE; /* a comment line (or a heading quoting a message) */
     for (const char *h = line; (h = memchr(h, '#', (size_t)(t - h))) != NULL; h++)
         if (h > line && h[-1] == ' ' && h + 1 < t && h[1] == ' ')
-            return true; /* a comment after code */
+            return CODE; /* a comment after code */
     size_t ticks = 0, after = 0;
     const char *close = NULL;
     for (size_t k = 0; k < n; k++)
@@ -1300,18 +1310,24 @@ static bool in_code(const char *from, const char *phys, const char *t, const cha
     bool closes =
         close && (close + 1 == end || !((close[1] | 32) >= 'a' && (close[1] | 32) <= 'z'));
     if (ticks % 2 || (after % 2 && closes))
-        return true; /* in a code span of Markdown (one a wrap opened on the line before) */
+        return SPAN; /* in a code span of Markdown (one a wrap opened on the line before) */
     if (!n || (t[-1] != '"' && t[-1] != '\''))
-        return false;
+        return NOT_CODE;
+    /* a JSON value, "error":"...": an API's error body (Ollama's 500 answers), not code */
+    const char *c = t - 2;
+    while (c > line && *c == ' ')
+        c--;
+    if (c > line && *c == ':' && c[-1] == '"')
+        return NOT_CODE;
     for (size_t k = 0; k + 1 < n; k++)
         if (line[k] == '(' || line[k] == '[' || line[k] == '{' ||
             (line[k] == '=' && (line[k + 1] == ' ' || (k && line[k - 1] == ' '))))
-            return true; /* a literal passed or assigned: f("...", x = "...") (not key="...") */
+            return CODE; /* a literal passed or assigned: f("...", x = "...") (not key="...") */
     /* a literal that closes on the line, then a separator: a list of them, an argument */
     const char *q = memchr(t, t[-1], (size_t)(end - t));
     while (q && q + 1 < end && q[1] == ' ')
         q++;
-    return q && q + 1 < end && strchr(",)]};", q[1]) && q[1];
+    return q && q + 1 < end && strchr(",)]};", q[1]) && q[1] ? CODE : NOT_CODE;
 }
 
 /* The first row the line matches outside code, its reading in *m; NULL if none. A match
@@ -1330,7 +1346,12 @@ static const struct vf__oom_row *match_line(const struct vf_oom_scan *s, const c
         for (unsigned i = 0; t && line == s->join && i < s->n_at; i++)
             if (line + s->join_at[i] <= t)
                 phys = line + s->join_at[i];
-        if (!t || !in_code(line + *off, phys, t, line + len))
+        int code = t ? in_code(line + *off, phys, t, line + len) : NOT_CODE;
+        /* a code span holding the message with its figures is the error pasted in
+         * backticks (`CUDA out of memory. Tried to allocate 2.26 GiB (GPU 0; ...)`); a
+         * message quoted in prose ("look for `CUDA out of memory`") has none */
+        if (code == NOT_CODE || (code == SPAN && (m->ev.requested_bytes != VF_UNKNOWN ||
+                                                  m->ev.total_bytes != VF_UNKNOWN)))
             return r;
         *off = (size_t)(t - line) + 1;
         if (!filter(s, line + *off, len - *off, mask))
@@ -1486,6 +1507,17 @@ static void join_match(struct vf_oom_scan *s, const struct vf__oom_row *r,
         return;
     }
     size_t slot = (size_t)((s->n_total - 1) % VF_OOM_MAX_EVENTS);
+    if (r == s->head[slot] && s->row[slot] != r && s->ev[slot].line != s->join_first) {
+        /* the event's first message again, later in the join: the next failure (as in
+         * apply_match) */
+        uint64_t n = s->n_total;
+        apply_match(s, r, m, s->join, s->join_len, s->join_first);
+        if (s->n_total > n) {
+            s->join_new = s->n_total;
+            s->last_line[(s->n_total - 1) % VF_OOM_MAX_EVENTS] = s->lineno;
+        }
+        return;
+    }
     struct vf_oom_event *ev = &s->ev[slot], before = *ev;
     bool more = adds_to(ev, m);
     take_figures(ev, m);
@@ -1495,6 +1527,7 @@ static void join_match(struct vf_oom_scan *s, const struct vf__oom_row *r,
         /* the whole message names a row above the one its first line matched */
         const char *tool = ev->tool;
         name_event(s, slot, r, s->join, s->join_len);
+        s->head[slot] = r;
         if (strcmp(tool, "pytorch") && strcmp(tool, "unknown"))
             ev->tool = tool;
         s->merge[slot] = r->merge_lines;
