@@ -951,6 +951,10 @@ struct vf_job_speed {
     double offload_s;    /* of which weights, states or layers over PCIe or host memory */
     double comm_s;       /* of which communication between the cards */
     double attn_s;       /* of which attention kernels at their own rate (F-SPD-14) */
+    double elem_s;       /* of which memory-bound elementwise kernels (F-SPD-18) */
+    double encdec_s;     /* of compute_s, the text encoders and the VAE (outside the steps) */
+    double launch_s;     /* the host's kernel-launch time of the steps; when it exceeds their
+                          * GPU time the steps take it instead (F-SPD-18), 0 = not modelled */
     double tokens_per_s; /* training: tokens/s per GPU; LLM offload: decode tokens/s */
     double eta;          /* the compute efficiency used (F-SPD-14) */
     double slowdown;     /* seconds / the same with nothing offloaded (1 = none) */

@@ -27,6 +27,11 @@ void vf__job_speed_jw(struct vf__jw *j, const char *key, const struct vf_job_spe
     vf__jw_real(j, "offload_seconds", s->offload_s);
     vf__jw_real(j, "attention_seconds", s->attn_s);
     vf__jw_real(j, "comm_seconds", s->comm_s);
+    if (s->elem_s > 0 || s->launch_s > 0) {
+        vf__jw_real(j, "elementwise_seconds", s->elem_s);
+        vf__jw_real(j, "encode_decode_seconds", s->encdec_s);
+        vf__jw_real(j, "launch_floor_seconds", s->launch_s);
+    }
     vf__jw_real(j, "slowdown", s->slowdown);
     if (s->tokens_per_s > 0)
         vf__jw_real(j, "tokens_per_s_per_gpu", s->tokens_per_s);
