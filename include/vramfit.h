@@ -1046,6 +1046,11 @@ struct vf_pick_row {
     const struct vf_offer *original;
     uint64_t fx_micro;
     double cost_per_mtok; /* price per 1M output tokens (F-SPD-06); 0 = not known */
+    /* Image/video under --rank cost (issue 24, DESIGN section 8): the job's time and euros per
+     * result on this card (F-SPD-10..16): as it is where it fits; on a short card with the
+     * offload that makes it run there (offload_flags; NULL when none does) */
+    const char *offload_flags;
+    struct vf_job_speed job;
 };
 
 struct vf_pick {
@@ -1070,6 +1075,7 @@ struct vf_pick {
     struct vf_quant upgrade_quant;
     struct vf_pick_row *upgrade; /* NULL when nothing holds it at 8 bits */
     bool rank_cost;              /* rows ranked by cost_per_mtok (--rank cost) */
+    const char *cost_unit;       /* "image"/"clip": rows ranked by job.eur instead (issue 24) */
 };
 
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */

@@ -92,6 +92,20 @@ static const char *eur(char *b, size_t n, double v)
     return b;
 }
 
+void vf__offload_offer_text(struct vf__sb *s, const struct vf_pick_row *r, bool ascii)
+{
+    const struct vf_job_speed *j = &r->job;
+    char b1[32], b2[32];
+    if (!r->offload_flags || !j->known)
+        return;
+    vf__sb_printf(s, "; runs with %s: about %.*f%s slower than if it fit, %s per %s",
+                  r->offload_flags, j->slowdown < 2 ? 2 : 1, j->slowdown, ascii ? "x" : "\u00d7",
+                  dur(b1, sizeof b1, j->seconds), j->result);
+    if (j->eur > 0)
+        vf__sb_printf(s, ", %s%s per %s", ascii ? "EUR " : "\u20ac", eur(b2, sizeof b2, j->eur),
+                      j->result);
+}
+
 /* The text line of a job's speed, and the choice sentence when it does not fit. */
 void vf__job_speed_text(struct vf__sb *s, const struct vf_fit *f, bool ascii)
 {
