@@ -951,6 +951,10 @@ struct vf_job_speed {
     double offload_s;    /* of which weights, states or layers over PCIe or host memory */
     double comm_s;       /* of which communication between the cards */
     double attn_s;       /* of which attention kernels at their own rate (F-SPD-14) */
+    double elem_s;       /* of which memory-bound elementwise kernels (F-SPD-18) */
+    double encdec_s;     /* of compute_s, the text encoders and the VAE (outside the steps) */
+    double launch_s;     /* the host's kernel-launch time of the steps; when it exceeds their
+                          * GPU time the steps take it instead (F-SPD-18), 0 = not modelled */
     double tokens_per_s; /* training: tokens/s per GPU; LLM offload: decode tokens/s */
     double eta;          /* the compute efficiency used (F-SPD-14) */
     double slowdown;     /* seconds / the same with nothing offloaded (1 = none) */
@@ -1042,6 +1046,11 @@ struct vf_pick_row {
     const struct vf_offer *original;
     uint64_t fx_micro;
     double cost_per_mtok; /* price per 1M output tokens (F-SPD-06); 0 = not known */
+    /* Image/video under --rank cost (issue 24, DESIGN section 8): the job's time and euros per
+     * result on this card (F-SPD-10..16): as it is where it fits; on a short card with the
+     * offload that makes it run there (offload_flags; NULL when none does) */
+    const char *offload_flags;
+    struct vf_job_speed job;
 };
 
 struct vf_pick {
@@ -1066,6 +1075,7 @@ struct vf_pick {
     struct vf_quant upgrade_quant;
     struct vf_pick_row *upgrade; /* NULL when nothing holds it at 8 bits */
     bool rank_cost;              /* rows ranked by cost_per_mtok (--rank cost) */
+    const char *cost_unit;       /* "image"/"clip": rows ranked by job.eur instead (issue 24) */
 };
 
 /* Bits per weight of a scheme's main type, rounded down (16 for bf16, 4 for Q4_K_M/awq). */

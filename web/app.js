@@ -78,6 +78,7 @@ function applyLang(lang) {
   document.title = t("title");
   if (SEL) renderSelection(SEL);
   if (CHART) drawChart(CHART);
+  if (SEL) costChart(SEL);
   if (DOC) renderDoctor(DOC);
 }
 
@@ -327,6 +328,7 @@ async function select(ev) {
     /* on a phone the form fills the screen: the answer comes into view after a question */
     if (ev && window.innerWidth < 700) st.scrollIntoView({ block: "start" });
     chart(S);
+    costChart(S);
   } catch (e) {
     SEL = null;
     CHART = null;
@@ -558,6 +560,49 @@ function renderCards(S, pick, hours) {
     sh.append(el("li", {}, t("short.line", { card: cardName(null, o.name, o.count), short: gb(-o.headroom_bytes) }) +
       (knobs.length ? t("short.fix", { fix: knobs.join(t("next.or")) }) +
                       (o.price_per_hour != null ? t("short.price", { price: money(o.price_per_hour, cur) }) : "") : "")));
+  }
+}
+
+/* ----------------------------------------------------- euros and time per result */
+
+function dur(s) {
+  return s < 120 ? num(s, s < 10 ? 1 : 0) + " s" : s < 7200 ? num(s / 60, 1) + " min" : num(s / 3600, 1) + " h";
+}
+
+/* issue 24: euros and time per result by card, from pick --rank cost (F-SPD-06, F-SPD-10..16):
+ * one pair of bars per card that fits, cheapest per result first; a card where it only runs
+ * with offload is listed with its flags */
+async function costChart(S) {
+  const box = $("#costchart"), h = $("#costchart-h");
+  const q = new URLSearchParams(S.q);
+  q.delete("gpu");
+  q.set("rank", "cost");
+  let pick;
+  try { pick = await api("/api/v1/pick", q); } catch (err) { pick = null; }
+  if (SEL !== S) return;
+  const cur = pick ? pick.currency : null;
+  const rows = (pick ? pick.offers : []).filter((o) => o.currency === cur &&
+    (o.fits ? o.cost && o.cost.per_result > 0 : o.offload_cost && o.offload_cost.per_result > 0))
+    .map((o) => {
+      const c = o.fits ? o.cost : o.offload_cost;
+      const js = o.fits ? o.job_speed : o.offload_speed;
+      const sec = js ? js.seconds_per_result : o.speed && o.speed.output_tokens_per_s ? 1e6 / o.speed.output_tokens_per_s : null;
+      return { o, eur: c.per_result, unit: c.unit, sec, flags: o.fits ? null : o.offload };
+    }).sort((a, b) => a.eur - b.eur).slice(0, 8);
+  box.hidden = h.hidden = rows.length < 2;
+  box.replaceChildren();
+  if (rows.length < 2) return;
+  h.textContent = t("cost.h", { unit: rows[0].unit });
+  const emax = Math.max(...rows.map((r) => r.eur)), smax = Math.max(...rows.map((r) => r.sec || 0));
+  for (const r of rows) {
+    const name = cardName(null, r.o.name, r.o.count) + (r.flags ? " " + t("cost.with", { flags: r.flags }) : "");
+    const eurBar = el("div", { class: "bar costbar", title: t("cost.eur") },
+      el("span", { class: "eur", style: "width:" + (100 * r.eur / emax).toFixed(1) + "%" }));
+    const secBar = el("div", { class: "bar costbar", title: t("cost.time") },
+      el("span", { class: "time", style: "width:" + (r.sec ? 100 * r.sec / smax : 0).toFixed(1) + "%" }));
+    box.append(el("div", { class: "costrow" + (r.flags ? " offload" : "") },
+      el("p", {}, name + ": " + money(r.eur, cur, r.eur < 0.1 ? 4 : 2) + " / " + r.unit +
+         (r.sec ? " · " + dur(r.sec) + " / " + r.unit : "")), eurBar, secBar));
   }
 }
 

@@ -359,9 +359,6 @@ void vf__fit_budget(struct vf_fit *f, uint64_t total, uint64_t usable_bytes);
 /* F-SPD-01..05 for a fitting workload on `f->count` cards of g: fills f->speed from the
  * model, the engine's class (GGUF kernels or a server), the weights' storage and bytes, the
  * KV per token and f->max_users (solve/speed.c). */
-/* Issue 21 (F-FIT-07): decode time of a run with spill over the all-GPU time; 0 unknown. */
-double vf__spill_slowdown(uint64_t gpu_weight_bytes, uint64_t host_weight_bytes,
-                          uint32_t gpu_bandwidth_gbps);
 void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const char *engine,
                   const struct vf_quant *q, uint64_t weights_bytes, uint64_t kv_per_token,
                   uint64_t ctx_tokens, const struct vf_gpu_spec *g, struct vf_fit *f);

@@ -223,6 +223,12 @@ try {
   await answered(kb);
   check("keyboard: Enter asks; the answer: " + (await kb.textContent("#answer")), /^Fits on /.test(await kb.textContent("#answer")),
         await kb.textContent("#answer"));
+  /* issue 24: euros and time per image by card (pick --rank cost), the 4090 with its offload */
+  await kb.waitForSelector("#costchart .costrow", { timeout: 10000 }).catch(() => null);
+  const cc = (await kb.textContent("#costchart")) || "";
+  check("euros and time per image by card: " + cc.slice(0, 100),
+        (await kb.locator("#costchart .costrow").count()) >= 2 && /\/ image/.test(cc) && /with --offload lowvram/.test(cc),
+        cc.slice(0, 300));
   const peak = await kb.textContent("#breakdown > p");
   const peakLegend = await kb.textContent("#breakdown > .legend");
   check("the bar is the peak phase's (" + peak + ")", /denoising/.test(peak) && !/text encoders/.test(peakLegend), peak + " / " + peakLegend);
@@ -302,7 +308,7 @@ try {
   check("a training OOM with its model: fixes say what they save and cost",
         /saves ~[\d.]+ (GiB|MiB)/.test(tr) && /(quality|slower)/.test(tr), tr.slice(0, 300));
   const symptomsSeen = [["nvidia-smi-container.log", /nvidia-smi: memory in use[\s\S]*vramfit smi/],
-                        ["ollama-ps-split.log", /split between CPU and GPU[\s\S]*several times slower/]];
+                        ["ollama-ps-split.log", /split between CPU and GPU[\s\S]*at most [\d.]+ tokens\/s/]];
   for (const [file, want] of symptomsSeen) {
     await page.fill("#log", fixture("symptoms/" + file));
     await page.click("#explain");

@@ -7,6 +7,7 @@
  */
 #include "th.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -533,6 +534,44 @@ static void new_pipelines(void **state)
     }
 }
 
+/* F-SPD-18 on a made-up card of round figures (250 TFLOPS bf16, 1000 GB/s): Flux.1
+ * dev at its default 1024x1024, 20 steps, no CFG: 4096 + 512 = 4608 tokens, 57 layers of
+ * 3072. Elementwise (eager, 105 passes): 20 x 57 x 4608 x 3072 x 2 B x 105 / 1e12 B/s =
+ * 3.3889 s; compiled (20 passes): x 20 / 105 = 0.6455 s. Launch floor (eager): 20 x 57 x
+ * 2.7 ms = 3.078 s, none compiled. On this card the GPU time (16.6 s of linear layers alone)
+ * exceeds the floor; on a card 1000x faster it does not, and the steps take the floor. */
+static void speed_elementwise_and_launch_floor(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = image();
+    struct vf_estimate e = {0};
+    estimate(&m, &w, &e);
+    /* nothing offloaded here: the card's PCIe link plays no part */
+    struct vf_gpu_spec g = {.bandwidth_gbps = 1000, .tflops_fp16 = 250, .tflops_bf16 = 250};
+    struct vf_job_speed j;
+    vf__speed_diffusion(&g, &m, &e, &w, 1, &j);
+    assert_true(j.known);
+    assert_true(fabs(j.elem_s - 3.3889) < 1e-3);
+    assert_true(fabs(j.launch_s - 3.078) < 1e-9);
+    double gpu = j.compute_s - j.encdec_s + j.attn_s + j.comm_s + j.elem_s;
+    assert_true(gpu > j.launch_s);
+    assert_true(fabs(j.seconds - (gpu + j.encdec_s)) < 1e-9);
+    /* torch.compile: fewer passes, no floor */
+    w.train.compile = true;
+    w.train.given |= VF_TK_COMPILE;
+    vf__speed_diffusion(&g, &m, &e, &w, 1, &j);
+    assert_true(fabs(j.elem_s - 0.64550) < 1e-4);
+    assert_true(j.launch_s == 0);
+    /* eager on a card 1000x faster: the steps take the launch floor */
+    w.train.compile = false;
+    w.train.given = 0;
+    g.tflops_fp16 = g.tflops_bf16 = 250000;
+    g.bandwidth_gbps = 1e6;
+    vf__speed_diffusion(&g, &m, &e, &w, 1, &j);
+    assert_true(fabs(j.seconds - (3.078 + j.encdec_s)) < 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +588,7 @@ int main(void)
         cmocka_unit_test(diffusers_phases),
         cmocka_unit_test(stride_and_solvers),
         cmocka_unit_test(new_pipelines),
+        cmocka_unit_test(speed_elementwise_and_launch_floor),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

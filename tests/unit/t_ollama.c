@@ -193,9 +193,9 @@ static void test_eras(void **s)
 
 /* F-FIT-07 (issue 21): Llama 3.1 70B Q4_K_M at num_ctx 8192 on a 24 GiB card runs with 44 of
  * 81 layers on the GPU (test_partial_offload): vf_fit answers yes with the spill, host bytes
- * 19,611,910,144 B of weights + 37 x 32 MiB of KV = 20,853,424,128 B. The slowdown on 1008
- * GB/s: (22,900,621,312 / 1008e9 + 19,611,910,144 / 89.6e9) / (42,512,531,456 / 1008e9)
- * = (0.022719 + 0.218883) / 0.042175 = 5.7286. */
+ * 19,611,910,144 B of weights + 37 x 32 MiB of KV = 20,853,424,128 B (of which the weights:
+ * e.spill.host_weight_bytes). The slowdown is the offload speed model's (F-SPD-17, issue 24),
+ * checked by the golden ollama-70b-4090-json. */
 static void test_spill(void **s)
 {
     (void)s;
@@ -210,9 +210,6 @@ static void test_spill(void **s)
     assert_int_equal(f.spill.gpu_layers, 44);
     assert_int_equal(f.spill.cpu_layers, 37);
     assert_u64(f.spill.host_bytes, 20853424128ULL);
-    double sd = vf__spill_slowdown(22900621312ULL, 19611910144ULL, 1008);
-    assert_true(sd > 5.7285 && sd < 5.7287);
-    assert_true(vf__spill_slowdown(1, 1, 0) == 0); /* no bandwidth: unknown */
 }
 
 int main(void)

@@ -258,16 +258,11 @@ static enum vf_err fit_speed(struct vf_arena *a, const struct vf_catalog *c,
     if (e->task == VF_TASK_INFER)
         vf__speed_of(m, w, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
                      e->ctx_tokens, g, f);
-    if (e->task == VF_TASK_INFER && f->spill.on) {
-        /* issue 21: the CPU's share read at host memory bandwidth; the all-GPU speed does
-         * not apply */
-        f->spill.slowdown = vf__spill_slowdown(e->spill.gpu_weight_bytes,
-                                               e->spill.host_weight_bytes, g->bandwidth_gbps);
-        memset(&f->speed, 0, sizeof f->speed);
-        f->speed.why = "runs with spill (the all-GPU speed does not apply; fit.spill has the "
-                       "decode slowdown)";
-    }
+    /* with layers in host memory (a spill, -ngl, --n-cpu-moe) the LLM figures of f->speed are
+     * scaled by the offload model (F-SPD-17), and a spill's slowdown is its (issue 21) */
     vf__job_speed(c, g, m, e, w, f->count, &f->speed, job);
+    if (e->task == VF_TASK_INFER && f->spill.on)
+        f->spill.slowdown = job->known ? job->slowdown : 0;
     if (job->known)
         vf__speed_note(a, m, e, w, job);
     enum vf_err rc = vf__speed_choice(a, c, m, w, g, f, ch);

@@ -132,9 +132,16 @@ static void say_ollama(struct vf_arena *a, const struct vf_oom_symptom *y, const
                        size_t *n)
 {
     uint64_t size = y->total_bytes;
+    double host_bps = vf__host_bw(NULL) * 1e9; /* F-SPD-17: what the CPU's layers read at */
     if (y->gpu_percent == 0) {
         s[(*n)++] = "Ollama runs this model entirely on the CPU (100% CPU): no GPU memory was "
-                    "free for it, or no GPU was found; it runs many times slower.";
+                    "free for it, or no GPU was found.";
+        if (size != VF_UNKNOWN && size)
+            s[(*n)++] = vf_arena_printf(
+                a,
+                "A dense model reads all %s from system RAM for every token: at %.1f GB/s "
+                "(F-SPD-17's desktop default) that is %.2f s a token, at most %.1f tokens/s.",
+                gib(a, size), host_bps / 1e9, (double)size / host_bps, host_bps / (double)size);
         return;
     }
     if (size != VF_UNKNOWN)
@@ -149,8 +156,19 @@ static void say_ollama(struct vf_arena *a, const struct vf_oom_symptom *y, const
                                     "The model does not fit in the GPU's free memory: Ollama "
                                     "keeps %d%% of it in system RAM.",
                                     y->cpu_percent);
-    s[(*n)++] = "Layers on the CPU make every token several times slower; a model that fits "
-                "the GPU entirely (100% GPU) is usually faster even if it is smaller.";
+    if (size != VF_UNKNOWN && y->cpu_percent > 0) {
+        double cpu = (double)(size / 100 * (uint64_t)y->cpu_percent);
+        s[(*n)++] = vf_arena_printf(
+            a,
+            "A dense model reads the CPU's share (%s) from system RAM for every token: at %.1f "
+            "GB/s (F-SPD-17's desktop default) that alone is %.2f s a token, at most %.1f "
+            "tokens/s whatever the GPU; a model that fits the GPU entirely (100%% GPU) is "
+            "usually faster even if it is smaller.",
+            gib(a, (uint64_t)cpu), host_bps / 1e9, cpu / host_bps, host_bps / cpu);
+    } else
+        s[(*n)++] = "Layers on the CPU are read from system RAM for every token, at a fraction "
+                    "of the GPU's bandwidth (F-SPD-17); a model that fits the GPU entirely (100% "
+                    "GPU) is usually faster even if it is smaller.";
     s[(*n)++] = vf_arena_printf(
         a,
         "What fits instead: about %s fits on the GPU now - a smaller quantization or model "

@@ -74,5 +74,8 @@ void vf__job_speed_jw(struct vf__jw *j, const char *key, const struct vf_job_spe
 void vf__job_cost_jw(struct vf__jw *j, const char *key, const struct vf_job_speed *s);
 void vf__choice_jw(struct vf__jw *j, const struct vf_speed_choice *c);
 void vf__job_speed_text(struct vf__sb *s, const struct vf_fit *f, bool ascii);
+/* "; runs with --offload lowvram: about 1.53x slower than if it fit, 47.4 s per image, EUR
+ * 0.0078 per image" for a short card of pick --rank cost (issue 24), nothing without one. */
+void vf__offload_offer_text(struct vf__sb *s, const struct vf_pick_row *r, bool ascii);
 
 #endif

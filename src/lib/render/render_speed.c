@@ -27,6 +27,11 @@ void vf__job_speed_jw(struct vf__jw *j, const char *key, const struct vf_job_spe
     vf__jw_real(j, "offload_seconds", s->offload_s);
     vf__jw_real(j, "attention_seconds", s->attn_s);
     vf__jw_real(j, "comm_seconds", s->comm_s);
+    if (s->elem_s > 0 || s->launch_s > 0) {
+        vf__jw_real(j, "elementwise_seconds", s->elem_s);
+        vf__jw_real(j, "encode_decode_seconds", s->encdec_s);
+        vf__jw_real(j, "launch_floor_seconds", s->launch_s);
+    }
     vf__jw_real(j, "slowdown", s->slowdown);
     if (s->tokens_per_s > 0)
         vf__jw_real(j, "tokens_per_s_per_gpu", s->tokens_per_s);
@@ -85,6 +90,20 @@ static const char *eur(char *b, size_t n, double v)
 {
     snprintf(b, n, v < 0.1 ? "%.4f" : "%.2f", v);
     return b;
+}
+
+void vf__offload_offer_text(struct vf__sb *s, const struct vf_pick_row *r, bool ascii)
+{
+    const struct vf_job_speed *j = &r->job;
+    char b1[32], b2[32];
+    if (!r->offload_flags || !j->known)
+        return;
+    vf__sb_printf(s, "; runs with %s: about %.*f%s slower than if it fit, %s per %s",
+                  r->offload_flags, j->slowdown < 2 ? 2 : 1, j->slowdown, ascii ? "x" : "\u00d7",
+                  dur(b1, sizeof b1, j->seconds), j->result);
+    if (j->eur > 0)
+        vf__sb_printf(s, ", %s%s per %s", ascii ? "EUR " : "\u20ac", eur(b2, sizeof b2, j->eur),
+                      j->result);
 }
 
 /* The text line of a job's speed, and the choice sentence when it does not fit. */

@@ -466,7 +466,8 @@ static void pick_headline(struct vf__sb *s, const struct vf_estimate *e, const c
 
 /* The head of the offers' table: card, memory, headroom, the price per hour and per minute
  * in sign's currency, and per job when hours > 0. */
-static void pick_table_head(struct vf__sb *s, const char *sign, double hours, bool cost)
+static void pick_table_head(struct vf__sb *s, const char *sign, double hours, bool cost,
+                            const char *unit)
 {
     char ph[32], pm[32];
     snprintf(ph, sizeof ph, "%s/hour", sign);
@@ -484,9 +485,10 @@ static void pick_table_head(struct vf__sb *s, const char *sign, double hours, bo
         right(s, pj, 8);
     }
     if (cost) {
-        char pt[32];
-        snprintf(pt, sizeof pt, "%s/1M tok", sign);
-        vf__sb_printf(s, " %9s ", "out tok/s");
+        char pt[32], ps[32];
+        snprintf(pt, sizeof pt, "%s/%s", sign, unit ? unit : "1M tok");
+        snprintf(ps, sizeof ps, "s/%s", unit ? unit : "");
+        vf__sb_printf(s, " %9s ", unit ? ps : "out tok/s");
         right(s, pt, 10);
     }
     vf__sb_printf(s, "\n");
@@ -508,14 +510,19 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
                   vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
     if (hours > 0)
         vf__sb_printf(s, "  %8s", vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
-    if (cost && r->cost_per_mtok > 0)
+    if (cost && r->job.known && r->job.eur > 0) /* issue 24: time and euros per image/clip */
+        vf__sb_printf(s, " %9.1f %10.4f", r->job.seconds, r->job.eur);
+    else if (cost && r->cost_per_mtok > 0)
         vf__sb_printf(s, " %9.0f %10s", r->fit.speed.serving_tps,
                       vf_format_price(b1, sizeof b1, (uint64_t)(r->cost_per_mtok * 1e6 + 0.5), 2));
     else if (cost)
         vf__sb_printf(s, " %9s %10s", "?", "?");
     if (rank == 0)
         vf__sb_printf(s, "   %s cheapest %s%s", ascii ? "<-" : "\u2190",
-                      cost ? "per token" : "that fits", pc < 10 ? " (tight)" : "");
+                      !cost          ? "that fits"
+                      : r->job.known ? "per result"
+                                     : "per token",
+                      pc < 10 ? " (tight)" : "");
     else if (pc < 10)
         vf__sb_printf(s, "   (tight)");
     if (r->offer->derived) /* issue 28: a derived price, not a quote */
@@ -538,7 +545,7 @@ static void pick_table(struct vf__sb *s, const struct vf_pick *p, double hours, 
         vf__sb_printf(s, "  no offer in %s fits this workload\n", p->currency);
         return;
     }
-    pick_table_head(s, sign, hours, p->rank_cost);
+    pick_table_head(s, sign, hours, p->rank_cost, p->cost_unit);
     for (size_t i = 0; i < p->n_rows; i++) {
         pick_table_row(s, &p->rows[i], i, hours, p->rank_cost, ascii);
         if (i >= 11 && p->n_rows > 13) {
@@ -616,6 +623,7 @@ static void short_card(struct vf__sb *s, const struct vf_estimate *e, const stru
                       vf_format_bytes(b2, sizeof b2, wbytes, VF_FMT_IEC));
     else
         short_fixes(s, e, r, dash);
+    vf__offload_offer_text(s, r, ascii);
     vf__sb_printf(s, "\n");
 }
 

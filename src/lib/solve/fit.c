@@ -388,7 +388,7 @@ static enum vf_err fit(struct vf_arena *a, const struct vf_model *m, const struc
 
 /* Runs with spill (DESIGN section 8, issue 21): where the engine itself keeps layers on the CPU
  * to run on these cards, the answer is yes with the split; the slowdown is set by the caller,
- * which knows the card's bandwidth (vf__spill_slowdown). pick keeps its own rule. */
+ * which knows the card's bandwidth (F-SPD-17's offload model). pick keeps its own rule. */
 enum vf_err vf_fit(struct vf_arena *a, const struct vf_model *m, const struct vf_workload *w,
                    const char *gpu, uint64_t usable_bytes, uint32_t count, struct vf_fit *out,
                    struct vf_error *err)

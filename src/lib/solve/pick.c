@@ -350,6 +350,13 @@ static enum vf_err short_row(struct pick_ctx *p, const struct cand *x, struct vf
     r->est.n_components = e->n_components;
     r->est.fixes = e->fixes;
     r->est.n_fixes = e->n_fixes;
+    if (p->w->pick.rank_cost && p->m->pipeline) { /* F-SPD-16: runs with offload here */
+        struct vf_speed_choice ch;
+        if ((rc = vf__speed_choice(p->a, p->c, p->m, p->w, x->gpu, &r->fit, &ch)))
+            return vf__errf(err, rc, "pick: out of memory");
+        r->offload_flags = ch.flags && ch.with.known ? ch.flags : NULL;
+        r->job = ch.with;
+    }
     return try_kv_fix(p, r, err);
 }
 
@@ -446,23 +453,36 @@ static enum vf_err walk(struct pick_ctx *p, struct cand *cand, size_t n, bool fi
 /* F-SPD-06: the row's speed (F-SPD-03 at the workload's users and lengths) and its price
  * per 1M output tokens: price per hour / (3600 x output tokens/s) x 10^6. Every LLM row
  * carries both, whatever the ranking (the page's time-and-cost column); --rank cost only
- * orders the rows by the second. */
-static void row_cost(struct pick_ctx *p, struct vf_pick_row *r)
+ * orders the rows by the second. An image or clip row under --rank cost carries its seconds
+ * and EUR per result (F-SPD-10..14). */
+static enum vf_err row_cost(struct pick_ctx *p, struct vf_pick_row *r, struct vf_error *err)
 {
     r->cost_per_mtok = 0;
+    if (p->m->pipeline && p->w->pick.rank_cost && r->count == 1) {     /* F-SPD-10..14 */
+        struct vf_estimate *e = vf__arena_take(p->scratch, sizeof *e); /* vf_estimate clears it */
+        struct vf_fit f;
+        if (!e)
+            return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+        enum vf_err rc = vf__fit_check(p->scratch, p->m, p->w, r->gpu->id, r->gpu->usable_bytes, 1,
+                                       false, &f, e, err);
+        if (!rc)
+            vf__job_speed(p->c, r->gpu, p->m, e, p->w, 1, NULL, &r->job);
+        return rc;
+    }
     if (p->w->task != VF_TASK_INFER)
-        return;
+        return VF_OK;
     vf__speed_of(p->m, p->w, p->w->engine, &p->q, r->est.weights_bytes, r->est.kv_bytes_per_token,
                  p->w->ctx_tokens, r->gpu, &r->fit);
     if (r->offer && r->fit.speed.known && r->fit.speed.serving_tps > 0)
         r->cost_per_mtok = (double)r->offer->price_micro / (3600.0 * r->fit.speed.serving_tps);
+    return VF_OK;
 }
 
 static int row_by_cost(const void *a, const void *b)
 {
     const struct vf_pick_row *x = a, *y = b;
-    double cx = x->cost_per_mtok > 0 ? x->cost_per_mtok : 1e300;
-    double cy = y->cost_per_mtok > 0 ? y->cost_per_mtok : 1e300;
+    double cx = x->cost_per_mtok > 0 ? x->cost_per_mtok : x->job.eur > 0 ? x->job.eur : 1e300;
+    double cy = y->cost_per_mtok > 0 ? y->cost_per_mtok : y->job.eur > 0 ? y->job.eur : 1e300;
     if (cx != cy)
         return cx < cy ? -1 : 1;
     uint64_t px = x->offer ? x->offer->price_micro : 0, py = y->offer ? y->offer->price_micro : 0;
@@ -494,7 +514,8 @@ static enum vf_err fill_rows(struct pick_ctx *p, const struct cand *cand, size_t
             return rc;
         r->fit = ck->fit;
         r->est = ck->est;
-        row_cost(p, r);
+        if ((rc = row_cost(p, r, err)))
+            return rc;
     }
     return VF_OK;
 }
@@ -526,7 +547,8 @@ static enum vf_err unpriced(struct pick_ctx *p, const struct card_index *ix, str
             continue;
         struct vf_pick_row *r = &out->unpriced[out->n_unpriced++];
         *r = (struct vf_pick_row){.gpu = g, .count = 1, .fit = ck->fit, .est = ck->est};
-        row_cost(p, r); /* the speed alone: no price, no cost */
+        if ((rc = row_cost(p, r, err))) /* the speed alone: no price, no cost */
+            return rc;
     }
     qsort(out->unpriced, out->n_unpriced, sizeof *out->unpriced, row_by_size);
     return VF_OK;
@@ -603,6 +625,7 @@ static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
     qsort(out->short_rows, out->n_short, sizeof *out->short_rows, row_by_price_desc);
     if (opts && opts->rank_cost) { /* F-SPD-06: cheapest per 1M output tokens first */
         out->rank_cost = true;
+        out->cost_unit = m->pipeline ? (w->task == VF_TASK_VIDEO ? "clip" : "image") : NULL;
         qsort(out->rows, out->n_rows, sizeof *out->rows, row_by_cost);
     }
 

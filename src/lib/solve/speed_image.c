@@ -28,6 +28,22 @@
 /* F-SPD-11: ComfyUI's VAEDecodeTiled overlaps its tiles by 64 pixels (nodes.py default
  * overlap 64): each tile of t pixels yields (t - 64)^2 new ones. */
 #define VAE_TILE_OVERLAP 64.0
+/* F-SPD-18: the memory-bound work between a DiT block's matmuls, in reads and writes of one
+ * tokens x hidden 16-bit tensor per layer and pass, counted from diffusers' Flux blocks
+ * (transformer_flux.py, 0.3x): adaLN LayerNorm 2 + modulation 4 + GELU on 4 x hidden 8 + q and
+ * k RMSNorm in fp32 2 x 18 + RoPE in fp32 2 x 16 + attention layout copies 8 + concatenation 10
+ * + gate 2 + residual 3 = 105 in eager PyTorch. torch.compile (Inductor) fuses each chain
+ * between two matmuls into one kernel: one read and one write of each input, about 20. */
+#define ELEM_PASSES_EAGER    105.0
+#define ELEM_PASSES_COMPILED 20.0
+/* F-SPD-18: eager PyTorch launches every kernel from Python, so a step takes at least the host's
+ * launch time: per layer and step, calibrated on xDiT's eager Flux rows on 2 and 4 H100s (4.38
+ * and 4.24 s for 28 steps of 57 layers: 2.74 and 2.66 ms, where a second pair of cards no longer
+ * helped; bench/accuracy-speed-kinds.py refits it leave-one-GPU-out). torch.compile's kernels:
+ * no floor modelled (xDiT's compiled rows kept scaling to 4 cards). */
+#ifndef LAUNCH_S_PER_LAYER
+#define LAUNCH_S_PER_LAYER 2.7e-3
+#endif
 
 /* F-SPD-10: FLOPs of one denoiser pass over one sample: 2 x params x tokens through the
  * linear layers (the text tokens too when they join the attention), and in *attn the
@@ -138,21 +154,34 @@ void vf__speed_diffusion(const struct vf_gpu_spec *g, const struct vf_model *m,
         te += 2.0 * (double)p->enc[i].params * p->text_tokens * passes * batch;
     double tile = o->vae_tile ? o->vae_tile : VF_PIPE_TILE_PX;
     double vae = batch * vae_flops(p, o, tile);
-    out->compute_s = (steps * step / cards + te + vae) / flops;
+    out->encdec_s = (te + vae) / flops;
+    out->compute_s = steps * step / cards / flops + out->encdec_s;
     /* F-SPD-13: Ulysses moves q, k, v and the output all-to-all in every layer: 4 x seq x
      * hidden x 2 B x (n - 1) / n^2 per card and pass */
     double link = (g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 : vf__pcie_gbps(g)) * 1e9;
     if (cards > 1)
         out->comm_s = steps * passes * batch * p->layers * 4.0 * (double)geo.seq_tokens *
                       p->hidden * 2.0 * (cards - 1) / (cards * cards) / link;
+    /* F-SPD-18: the elementwise kernels of each card's share of the tokens, and the floor of
+     * eager PyTorch's kernel launches */
+    bool compiled = (w->train.given & VF_TK_COMPILE) && w->train.compile;
+    if (g->bandwidth_gbps > 0)
+        out->elem_s = steps * passes * batch * p->layers * (double)geo.seq_tokens / cards *
+                      p->hidden * 2.0 * (compiled ? ELEM_PASSES_COMPILED : ELEM_PASSES_EAGER) /
+                      (g->bandwidth_gbps * 1e9);
+    out->launch_s = compiled ? 0 : steps * p->layers * LAUNCH_S_PER_LAYER;
     double weights = (double)e->weights_bytes;
     out->offload_s =
         offload_seconds(e, p, passes, steps, vf__pcie_gbps(g) * 1e9 * VF_PCIE_TLP, &weights);
-    double base = out->compute_s + out->attn_s + out->comm_s;
+    double gpu = out->compute_s - out->encdec_s + out->attn_s + out->comm_s + out->elem_s;
+    double base = (gpu > out->launch_s ? gpu : out->launch_s) + out->encdec_s;
     out->seconds = (base + out->offload_s) / batch;
     out->compute_s /= batch;
+    out->encdec_s /= batch;
     out->attn_s /= batch;
     out->comm_s /= batch;
+    out->elem_s /= batch;
+    out->launch_s /= batch;
     out->offload_s /= batch;
     out->slowdown = base > 0 ? (base + out->offload_s * batch) / base : 1.0;
     out->lo = out->seconds * VF_SPEED_RANGE_LO;

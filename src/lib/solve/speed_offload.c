@@ -334,14 +334,22 @@ enum vf_err vf__fix_lines_speed(struct vf_arena *a, const struct vf_gpu_spec *g,
 void vf__speed_note(struct vf_arena *a, const struct vf_model *m, struct vf_estimate *e,
                     const struct vf_workload *w, const struct vf_job_speed *j)
 {
-    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO)
+    if (e->task == VF_TASK_IMAGE || e->task == VF_TASK_VIDEO) {
+        double gpu = j->compute_s - j->encdec_s + j->attn_s + j->comm_s + j->elem_s;
         vf__assume(a, e,
                    "speed: %u steps (--steps; the pipeline's default %u), linear layers at %.2f "
                    "of the 16-bit tensor rate (17 public image/video rows), attention at "
-                   "FlashAttention-2's rate, VAE decode 9.4 M FLOPs a pixel (F-SPD-10..14)",
+                   "FlashAttention-2's rate, VAE decode 9.4 M FLOPs a pixel, elementwise "
+                   "kernels at the card's bandwidth (%s); %s (F-SPD-10..14, F-SPD-18)",
                    w->diffusion.steps ? w->diffusion.steps : m->pipeline->def_steps,
-                   m->pipeline->def_steps, j->eta);
-    else if (e->task == VF_TASK_TRAIN)
+                   m->pipeline->def_steps, j->eta,
+                   j->launch_s > 0 ? "eager PyTorch" : "torch.compile",
+                   j->launch_s <= 0 ? "no launch floor modelled"
+                   : j->launch_s > gpu
+                       ? "here the steps wait for eager PyTorch's kernel launches, 2.7 ms a "
+                         "layer, a floor calibrated on 2 xDiT rows of one card (a guess)"
+                       : "the GPU work is longer than eager PyTorch's kernel launches");
+    } else if (e->task == VF_TASK_TRAIN)
         vf__assume(a, e,
                    "speed: matmuls at %.2f of the bf16 tensor rate, fitted on 4 torchtune rows "
                    "of 2 cards (few; F-SPD-15)",

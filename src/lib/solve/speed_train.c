@@ -8,9 +8,11 @@
 #include <string.h>
 
 /* F-SPD-14: the share of the dense bf16 tensor rate a training step's matmuls reach, one for
- * every card; calibrated on the public torchtune rows (bench/accuracy-speed-kinds.py). */
+ * every card; calibrated on the 4 public torchtune rows of 2 cards (bench/accuracy-speed-kinds.py;
+ * few). Still high for an MFU: the A6000 LoRA row alone needs 0.94 of the datasheet's rate
+ * (bench/README.md). */
 #ifndef ETA_TRAIN
-#define ETA_TRAIN 0.94
+#define ETA_TRAIN 0.88
 #endif
 /* F-SPD-15: the share of the memory bandwidth a memory-bound pass reaches (the optimizer
  * step, 4-bit dequantization): the LLM decode's server efficiency (F-SPD-04, issue 23). */
@@ -34,10 +36,15 @@ static double comp_bytes(const struct vf_estimate *e, const char *name, int dev_
 
 /* FLOPs per trained token: forward 2 x active params + attention 4 x layers x heads x
  * head_dim x seq / 2 (causal); backward twice that for full training, once (the activation
- * gradients only) for adapters; one more forward under full recomputation. */
+ * gradients only) for adapters; one more forward under full recomputation. The input
+ * embedding is a row lookup, not a matmul: its vocab x hidden parameters do no FLOPs unless
+ * the output head shares them (tied embeddings). */
 static double flops_per_token(const struct vf_model *m, const struct vf_train_opts *t, double seq)
 {
     double p = (double)(m->params_active ? m->params_active : m->params);
+    double embed = (double)m->vocab * (double)m->hidden;
+    if (!m->tied_embeddings && embed < p)
+        p -= embed;
     double fwd = 2.0 * p + 4.0 * m->n_layers * (double)m->n_heads * m->head_dim * seq / 2.0;
     bool adapters = t->method == VF_TRAIN_LORA || t->method == VF_TRAIN_QLORA;
     double mult = adapters ? 2.0 : 3.0;
