@@ -331,8 +331,9 @@ static void guide_qlora(void **state)
     /* the 102 GiB of wave 1 came from no checkpointing: PEFT's recipe turns it on */
     assert_true(e.total_bytes < 60000000000ULL);
     /* F-TRAIN-22: with no --seq, TRL truncates each sample to its max_length, 1024
-     * (trl/trainer/sft_config.py SFTConfig.max_length; before 0.16 SFTTrainer.__init__'s
-     * max_seq_length = min(tokenizer.model_max_length, 1024)): the fp32 checkpointed inputs
+     * (trl/trainer/sft_config.py SFTConfig.max_length = field(default=1024) from 0.16, read
+     * at trl f2cd577; 0.15 SFTConfig.max_seq_length default 1024; 0.9.3-0.14
+     * SFTTrainer.__init__'s min(tokenizer.model_max_length, 1024)): the fp32 checkpointed inputs
      * halve, 80 x 1024 x 8192 x 4 = 2,684,354,560, and the recomputed layer with them;
      * weights 45,020,615,872 (as at 2048) + adapter gradients 828,375,040 + AdamW
      * 1,656,750,080 + activations 3,334,746,112 + chunked loss 33,193,984 + overhead
