@@ -73,6 +73,33 @@ uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
     return sum;
 }
 
+bool vf__pipeline_is_bnb(const struct vf_quant *q)
+{
+    return q && (q->kind == VF_QK_NF4 || !strcmp(q->name, "bnb-int8"));
+}
+
+uint64_t vf__pipeline_encoder_bytes_hf(const struct vf_pipeline *p, const struct vf_quant *te)
+{
+    if (!vf__pipeline_is_bnb(te))
+        return vf__pipeline_encoder_bytes(p, false, te);
+    /* F-DIF-15: transformers' bitsandbytes quantizers (quantizers/quantizer_bnb_4bit.py,
+     * quantizer_bnb_8bit.py) set use_keep_in_fp32_modules = True and add the model's
+     * _keep_in_fp32_modules to modules_to_not_convert; modeling_utils.py from_pretrained then
+     * keeps those modules in fp32 whatever the dtype ("torch_dtype == torch.float16 or
+     * getattr(hf_quantizer, 'use_keep_in_fp32_modules', False)"). replace_with_bnb_linear
+     * converts nn.Linear only: embeddings and norms stay at the 16-bit load dtype. */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->n_enc; i++) {
+        const struct vf_pipe_encoder *x = &p->enc[i];
+        uint64_t lin = x->params - x->keep_fp32_params - x->nonlinear_params;
+        uint64_t b = vf__div_ceil(vf__sat_mul(lin, vf_quant_bits(te)), 8);
+        b = vf__sat_add(b, vf__sat_mul(x->keep_fp32_params, 4));
+        b = vf__sat_add(b, vf__sat_mul(x->nonlinear_params, 2));
+        sum = vf__sat_add(sum, b);
+    }
+    return sum;
+}
+
 uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch)
 {
     return vf__sat_mul(vf__sat_mul(vf__sat_mul(seq_tokens, batch), p->act_widths),

@@ -33,6 +33,16 @@ uint64_t vf__pipeline_denoiser_bytes(const struct vf_pipeline *p, const struct v
 uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
                                     const struct vf_quant *te);
 
+/* F-DIF-15: true for the schemes bitsandbytes stores (nf4, bnb-int8 = LLM.int8). */
+bool vf__pipeline_is_bnb(const struct vf_quant *q);
+
+/* F-DIF-15: bytes of all text encoders as transformers loads them for a diffusers pipeline
+ * (from_pretrained with quantization_config): under a bitsandbytes scheme only nn.Linear
+ * weights are quantized, the modules of _keep_in_fp32_modules are left out and kept in fp32,
+ * the rest (embeddings, norms) stays 16-bit; any other `te` as vf__pipeline_encoder_bytes
+ * (low_bits false). */
+uint64_t vf__pipeline_encoder_bytes_hf(const struct vf_pipeline *p, const struct vf_quant *te);
+
 /* F-DIF-04: one denoising step's activations from the block structure: act_widths
  * hidden-wide 16-bit tensors per token of seq_tokens x batch samples. */
 uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch);
