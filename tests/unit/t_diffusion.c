@@ -519,6 +519,55 @@ static void diffusers_bnb(void **state)
 }
 
 /*
+ * F-DIF-16: how diffusers' vae.decode runs, SDXL batch 4 at 1024^2 (the VAE bf16 here, 83,653,863
+ * params = 167,307,726 B). Whole batch (AutoencoderKL.decode): 4 x 2178 x 128 x 128 x 64 x 2 =
+ * 4 x 4,567,597,056 = 18,270,388,224 (F-DIF-07). vae.enable_slicing() (AutoencoderKL.decode:
+ * z.split(1) when use_slicing): one sample, 4,567,597,056. AutoencoderTiny (madebyollin/taesd
+ * taesd.py; diffusers autoencoder_tiny.py, 64 channels, decoder blocks (3, 3, 3, 1), encoder
+ * blocks (1, 3, 3, 3)) for 4 latent channels: decoder conv(4, 64) 2,368 + 10 Blocks x 110,784
+ * + 3 x 36,864 + conv(64, 3) 1,731 = 1,222,531; encoder conv(3, 64) 1,792 + Block 110,784 + 3 x
+ * (36,864 + 3 x 110,784) + conv(64, 4) 2,308 = 1,222,532; 2,445,063 params = 4,890,126 B at 16
+ * bit; its decode 3 x 64 x 1024 x 1024 x 2 = 402,653,184 a sample, x 4 = 1,610,612,736. The
+ * decode stays the peak (the step 4096 x 8 x 23 x 640 x 2 = 964,689,920 is smaller), so the
+ * totals differ by the decodes (and the VAE). ComfyUI refuses both modes; TAESD refuses video.
+ */
+static void diffusers_vae_modes(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("sdxl");
+    struct vf_workload w = image();
+    w.engine = "diffusers";
+    w.diffusion.batch = 4;
+    struct vf_estimate full, sl, tiny;
+    estimate(&m, &w, &full);
+    assert_u64(component_in(&full, "vae_decode", "decode"), 18270388224ULL);
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "sliced", NULL), VF_OK);
+    estimate(&m, &w, &sl);
+    assert_u64(component_in(&sl, "vae_decode", "decode"), 4567597056ULL);
+    assert_u64(sl.total_bytes, full.total_bytes - 3 * 4567597056ULL);
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "tiny", NULL), VF_OK);
+    assert_false(w.diffusion.sliced_vae); /* one mode at a time */
+    estimate(&m, &w, &tiny);
+    assert_u64(component_in(&tiny, "vae", NULL), 4890126ULL);
+    assert_u64(component_in(&tiny, "vae_decode", "decode"), 1610612736ULL);
+    assert_string_equal(tiny.peak_phase, "decode");
+    assert_u64(tiny.total_bytes,
+               full.total_bytes - 18270388224ULL + 1610612736ULL - 167307726ULL + 4890126ULL);
+    struct vf_error err = {0};
+    w.engine = "comfyui";
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &tiny, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "AutoencoderTiny"));
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "sliced", NULL), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &tiny, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "enable_slicing"));
+    struct vf_model wan = th_model("wan2.1-t2v-1.3b");
+    struct vf_workload v = {.task = VF_TASK_VIDEO, .engine = "diffusers"};
+    assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "taesd", NULL), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &wan, &v, &tiny, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "half", &err), VF_EINVAL);
+}
+
+/*
  * F-DIF-03: sizes off the stride are floored as ComfyUI does (Flux: 8 px cells x patch 2 =
  * 16): 1000 x 1000 runs as 992 x 992 = 62 x 62 = 3844 tokens.
  * F-FIT-02: the largest size at the aspect and the most frames (4n + 1) that fit. Wan 2.2
@@ -609,6 +658,7 @@ int main(void)
         cmocka_unit_test(loras_and_encoder_weights),
         cmocka_unit_test(diffusers_phases),
         cmocka_unit_test(diffusers_bnb),
+        cmocka_unit_test(diffusers_vae_modes),
         cmocka_unit_test(stride_and_solvers),
         cmocka_unit_test(new_pipelines),
     };

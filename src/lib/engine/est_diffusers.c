@@ -68,12 +68,31 @@ static void dfs_step(struct dfs *c)
     c->act = vf__pipeline_step_act(c->p, c->r.g.seq_tokens, c->samples);
 }
 
-/* F-DIF-07, F-DIF-14: the pipeline's vae.decode takes the whole batch at once; with
- * vae.enable_tiling() one tile (all latent frames) at a time. Sets c->dec. */
+/* F-DIF-07, F-DIF-14, F-DIF-16: the pipeline's vae.decode takes the whole batch at once; with
+ * vae.enable_tiling() one tile (all latent frames) at a time; with vae.enable_slicing()
+ * (AutoencoderKL.decode: z.split(1) when use_slicing) one sample at a time; the tiny
+ * autoencoder (AutoencoderTiny) the whole batch through its 64-channel decoder. Sets c->dec. */
 static void dfs_decode(struct dfs *c)
 {
-    c->dec = c->r.o.tiled_vae ? vf__pipeline_decode_tile(&c->r, 0)
-                              : vf__sat_mul(vf__pipeline_decode_whole(&c->r), c->r.o.batch);
+    const struct vf_diffusion_opts *o = &c->r.o;
+    if (o->tiled_vae)
+        c->dec = vf__pipeline_decode_tile(&c->r, 0);
+    else if (o->tiny_vae)
+        c->dec = vf__sat_mul(vf__pipeline_taesd_decode(&c->r), o->batch);
+    else
+        c->dec = vf__sat_mul(vf__pipeline_decode_whole(&c->r), o->sliced_vae ? 1 : o->batch);
+}
+
+/* The decode's note: how vae.decode runs. */
+static const char *dfs_decode_note(struct vf_arena *a, const struct vf_diffusion_opts *o)
+{
+    if (o->tiled_vae)
+        return "vae.enable_tiling()";
+    if (o->tiny_vae)
+        return vf_arena_printf(a, "AutoencoderTiny (TAESD) x batch %u", o->batch);
+    if (o->sliced_vae)
+        return "vae.enable_slicing(): one sample at a time";
+    return vf_arena_printf(a, "whole latent x batch %u", o->batch);
 }
 
 /* F-DIF-14: what is on the card in each phase. pipe.to("cuda") keeps every weight resident;
@@ -179,14 +198,13 @@ static void dfs_components(struct dfs *c)
                       : o->te_weights.kind != VF_QK_NATIVE ? o->te_weights.name
                                                            : "16-bit");
     vf__add_component(c->e, "vae", c->r.vae, all ? "all" : "decode",
-                      vf_dtype_name(c->r.pv.vae_dtype));
+                      o->tiny_vae ? "AutoencoderTiny (TAESD), 16-bit"
+                                  : vf_dtype_name(c->r.pv.vae_dtype));
     vf__add_component(c->e, "activations", c->act, "denoise",
                       vf_arena_printf(a, "%llu tokens x %llu samples%s",
                                       (unsigned long long)c->r.g.seq_tokens,
                                       (unsigned long long)c->samples, c->r.cfg ? " (CFG)" : ""));
-    vf__add_component(c->e, "vae_decode", c->dec, "decode",
-                      o->tiled_vae ? "vae.enable_tiling()"
-                                   : vf_arena_printf(a, "whole latent x batch %u", o->batch));
+    vf__add_component(c->e, "vae_decode", c->dec, "decode", dfs_decode_note(a, o));
     vf__add_component(c->e, "runtime_overhead", VF_RT_CUDA_CONTEXT_BYTES, "all", "CUDA context");
 }
 
@@ -215,10 +233,15 @@ static void dfs_notes(struct dfs *c)
                vf_format_bytes(b1, sizeof b1, c->act, VF_FMT_IEC), p->act_widths, p->hidden,
                (unsigned long long)c->samples,
                c->r.cfg ? " (classifier-free guidance: cond and uncond as one batch)" : "");
-    vf__assume(c->a, c->e, "VAE decode %s: %s (F-DIF-07)",
-               vf_format_bytes(b1, sizeof b1, c->dec, VF_FMT_IEC),
-               c->r.o.tiled_vae ? "tiles of 512 px (vae.enable_tiling())"
-                                : "the whole batch at once (the pipeline's vae.decode)");
+    vf__assume(c->a, c->e, "VAE decode %s: %s", vf_format_bytes(b1, sizeof b1, c->dec, VF_FMT_IEC),
+               c->r.o.tiled_vae ? "tiles of 512 px (vae.enable_tiling(), F-DIF-07)"
+               : c->r.o.tiny_vae
+                   ? "the tiny autoencoder (TAESD), 3 x 64 channels x H x W x 2 B a sample from "
+                     "its block code, not measured; the full VAE's public measurements sit "
+                     "above its own block-code count, so take it as a floor (F-DIF-16)"
+               : c->r.o.sliced_vae
+                   ? "one sample at a time (vae.enable_slicing(), F-DIF-16)"
+                   : "the whole batch at once (the pipeline's vae.decode, F-DIF-07)");
     vf__assume(c->a, c->e,
                "phases: encode %s, denoise %s, decode %s; + CUDA context 400 MiB, which "
                "torch.cuda.max_memory_reserved() does not show (F-DIF-08)",
@@ -247,6 +270,7 @@ static const struct vf_pipe_engine dfs_opening = {
     .offered = "model-cpu (enable_model_cpu_offload) and sequential "
                "(enable_sequential_cpu_offload, group offload); lowvram, novram and block swap "
                "are ComfyUI's",
+    .vae_modes = true,
 };
 
 /* The diffusers estimate of w on m, term by term (F-DIF-14): the largest phase + the CUDA
