@@ -528,7 +528,7 @@ static void diffusers_bnb(void **state)
  * + 3 x 36,864 + conv(64, 3) 1,731 = 1,222,531; encoder conv(3, 64) 1,792 + Block 110,784 + 3 x
  * (36,864 + 3 x 110,784) + conv(64, 4) 2,308 = 1,222,532; 2,445,063 params = 4,890,126 B at 16
  * bit; its decode 3 x 64 x 1024 x 1024 x 2 = 402,653,184 a sample, x 4 = 1,610,612,736. The
- * decode stays the peak (the step 4096 x 8 x 23 x 640 x 2 = 964,689,920 is smaller), so the
+ * decode stays the peak (the step 4096 x 8 x 28 x 640 x 2 = 1,174,405,120 is smaller), so the
  * totals differ by the decodes (and the VAE). ComfyUI refuses both modes; TAESD refuses video.
  */
 static void diffusers_vae_modes(void **state)
@@ -541,6 +541,10 @@ static void diffusers_vae_modes(void **state)
     struct vf_estimate full, sl, tiny;
     estimate(&m, &w, &full);
     assert_u64(component_in(&full, "vae_decode", "decode"), 18270388224ULL);
+    /* F-DIF-04, the SDXL UNet's widest level (diffusers attention.py BasicTransformerBlock's
+     * GEGLU feed-forward at 64 x 64 + the unconsumed skips, 28 x 640): 4096 tokens x 8 samples
+     * (4 images under CFG) x 28 x 640 x 2 B */
+    assert_u64(component_in(&full, "activations", "denoise"), 1174405120ULL);
     assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "sliced", NULL), VF_OK);
     estimate(&m, &w, &sl);
     assert_u64(component_in(&sl, "vae_decode", "decode"), 4567597056ULL);
