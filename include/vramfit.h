@@ -594,6 +594,8 @@ struct vf_diffusion_opts {
     uint32_t frames;        /* video frames (1 for images) */
     uint32_t batch;         /* images/videos generated at once */
     bool tiled_vae;         /* VAE Decode (Tiled) / vae.enable_tiling() */
+    bool sliced_vae;        /* diffusers vae.enable_slicing(): one sample at a time */
+    bool tiny_vae;          /* diffusers AutoencoderTiny (TAESD) in place of the VAE */
     uint32_t vae_tile;      /* tile size in pixels; 0 = 512 */
     enum vf_te_place text_encoder;
     struct vf_quant te_weights; /* kind VF_QK_NATIVE = the pipeline's default files */
@@ -610,8 +612,8 @@ const char *vf_dif_offload_name(enum vf_dif_offload o);
 /*
  * Sets one image/video knob by name as the CLI and the web API spell it: "offload" (none,
  * lowvram, novram, block-swap, model-cpu, sequential, group), "text-encoder" (gpu, cpu,
- * offload-after-encode), "vae-decode" (full, tiled), "cfg" (on, off). VF_EINVAL lists the
- * accepted values.
+ * offload-after-encode), "vae-decode" (full, tiled, sliced, tiny: one mode), "cfg" (on, off).
+ * VF_EINVAL lists the accepted values.
  */
 enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const char *value,
                              struct vf_error *err);

@@ -339,6 +339,11 @@ static void malformed_files(void **state)
     expect(mutate("[{\"name\"", "[1, {\"name\""), VF_EFORMAT, "text_encoders[0]: is not an object");
     expect(mutate("\"fp8_file\": true", "\"fp8_file\": 1"), VF_EFORMAT,
            "text_encoders[0].fp8_file: is not true or false");
+    /* F-DIF-15's optional counts: within the encoder's params, never more */
+    expect(mutate("\"fp8_file\": true", "\"fp8_file\": true, \"keep_fp32_params\": -1"), VF_EFORMAT,
+           "text_encoders[0].keep_fp32_params: -1 is negative");
+    expect(mutate("\"fp8_file\": true", "\"fp8_file\": true, \"nonlinear_params\": 1e40"),
+           VF_ELIMIT, "text_encoders[0].nonlinear_params");
     expect(mutate("\"latent_channels\": 16, \"decode", "\"latent_channels\": 4, \"decode"),
            VF_EFORMAT, "vae.latent_channels: differs");
     expect(mutate("\"frames\": 1", "\"frames\": 5"), VF_EFORMAT, "defaults.frames");
@@ -413,7 +418,10 @@ static void loras_and_encoder_weights(void **state)
  * 509,607,936 + 419,430,400 = 12,830,446,656, still the denoise. With the transformer and the
  * encoders in bitsandbytes LLM.int8 both stay on the GPU (.to() cannot move 8-bit
  * bitsandbytes models) in every phase, and the decode becomes the peak: 11,901,408,320 +
- * 4,885,371,136 + the VAE 167,600,000 + 4,567,597,056 + 419,430,400 = 21,941,406,912.
+ * the encoders as transformers loads them under bitsandbytes (F-DIF-15: T5's linear weights
+ * 3,623,878,656 x 1 B + its `wo` 1,006,632,960 x 4 B in fp32 + embedding and norms
+ * 131,799,040 x 2 B = 7,914,008,576; CLIP-L 123,060,480 x 1 B) 8,037,069,056 + the VAE
+ * 167,600,000 + 4,567,597,056 + 419,430,400 = 25,093,104,832.
  */
 static void diffusers_phases(void **state)
 {
@@ -447,7 +455,7 @@ static void diffusers_phases(void **state)
     assert_string_equal(i8.peak_phase, "denoise");
     assert_u64(i8.total_bytes, 12830446656ULL);
     assert_string_equal(q.peak_phase, "decode");
-    assert_u64(q.total_bytes, 21941406912ULL);
+    assert_u64(q.total_bytes, 25093104832ULL);
     bool said = false;
     for (size_t i = 0; i < q.n_assumptions; i++)
         said |= strstr(q.assumptions[i], "stay on the GPU") != NULL;
@@ -456,6 +464,112 @@ static void diffusers_phases(void **state)
     struct vf_error err = {0};
     w.diffusion.offload = VF_DOFF_LOWVRAM;
     assert_int_equal(vf_estimate(th_arena, &m, &w, &e, &err), VF_EINVAL);
+}
+
+/*
+ * F-DIF-15: bitsandbytes in a diffusers pipeline, FLUX.1 [dev] with the transformer and the
+ * encoders in nf4 (the diffusers quantization benchmark's "bitsandbytes 4-bit" rows).
+ * transformers' models/t5/modeling_t5.py T5PreTrainedModel sets _keep_in_fp32_modules =
+ * ["wo"]; quantizers/quantizer_bnb_4bit.py Bnb4BitHfQuantizer sets use_keep_in_fp32_modules =
+ * True and _process_model_before_weight_loading adds those modules to modules_to_not_convert;
+ * modeling_utils.py from_pretrained keeps them fp32 when "torch_dtype == torch.float16 or
+ * getattr(hf_quantizer, 'use_keep_in_fp32_modules', False)" - so under bitsandbytes whatever
+ * the dtype; replace_with_bnb_linear converts nn.Linear only. T5-XXL: linear 4,762,310,656 -
+ * 1,006,632,960 - 131,799,040 = 3,623,878,656 at 4 bits = 1,811,939,328 + wo 1,006,632,960 x 4
+ * = 4,026,531,840 + embedding and norms 131,799,040 x 2 = 263,598,080 -> 6,102,069,248 (2.56x
+ * the flat 4-bit 2,381,155,328); CLIP-L (no such modules declared) 123,060,480 / 2 =
+ * 61,530,240; encoders 6,163,599,488.
+ * Load: diffusers' quantizers/bitsandbytes/bnb_quantizer.py update_device_map (and
+ * transformers' quantizer_bnb_4bit.py) put a model loaded with no device_map on the current
+ * CUDA device, where bitsandbytes quantizes it; pipeline_utils.py enable_model_cpu_offload
+ * hooks them afterwards. The nf4 transformer 11,901,408,320 / 2 = 5,950,704,160 and the
+ * encoders are on the card together: 12,114,303,648 + the context 419,430,400 =
+ * 12,533,734,048 B, the peak over the denoise phase's 5,950,704,160 + 509,607,936 +
+ * 419,430,400 (measured df-flux-dev-h100-bnb-4bit-cpuoffload: 12.383 GiB reserved, ours 11.28
+ * GiB without the context, -8.9 %; the flat 4-bit encoders and no load phase gave 6.02 GiB,
+ * -51 %). Without bitsandbytes (quanto int4) there is no load phase.
+ */
+static void diffusers_bnb(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("flux1-dev");
+    struct vf_workload w = weights(VF_TASK_IMAGE, "nf4");
+    w.engine = "diffusers";
+    w.diffusion.offload = VF_DOFF_MODEL_CPU;
+    assert_int_equal(vf_quant_parse("nf4", &w.diffusion.te_weights, NULL), VF_OK);
+    struct vf_estimate e;
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "text_encoders", "load"), 6163599488ULL);
+    assert_u64(component_in(&e, "transformer", "load"), 5950704160ULL);
+    assert_string_equal(e.peak_phase, "load");
+    assert_u64(e.total_bytes, 12533734048ULL);
+    assert_u64(component_in(&e, "transformer", "denoise"), 5950704160ULL);
+    /* resident (pipe.to("cuda")): no load phase; the encoders keep the fp32 wo */
+    w.diffusion.offload = VF_DOFF_NONE;
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "text_encoders", "all"), 6163599488ULL);
+    assert_string_not_equal(e.peak_phase, "load");
+    /* quanto int4: nn.Linear quantized by another library, no keep_in_fp32 rule applied
+     * (4,885,371,136 / 2 = 2,442,685,568) and no load phase */
+    w.diffusion.offload = VF_DOFF_MODEL_CPU;
+    assert_int_equal(vf_quant_parse("int4", &w.weights, NULL), VF_OK);
+    assert_int_equal(vf_quant_parse("int4", &w.diffusion.te_weights, NULL), VF_OK);
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "text_encoders", "encode"), 2442685568ULL);
+    assert_string_equal(e.peak_phase, "denoise");
+}
+
+/*
+ * F-DIF-16: how diffusers' vae.decode runs, SDXL batch 4 at 1024^2 (the VAE bf16 here, 83,653,863
+ * params = 167,307,726 B). Whole batch (AutoencoderKL.decode): 4 x 2178 x 128 x 128 x 64 x 2 =
+ * 4 x 4,567,597,056 = 18,270,388,224 (F-DIF-07). vae.enable_slicing() (AutoencoderKL.decode:
+ * z.split(1) when use_slicing): one sample, 4,567,597,056. AutoencoderTiny (madebyollin/taesd
+ * taesd.py; diffusers autoencoder_tiny.py, 64 channels, decoder blocks (3, 3, 3, 1), encoder
+ * blocks (1, 3, 3, 3)) for 4 latent channels: decoder conv(4, 64) 2,368 + 10 Blocks x 110,784
+ * + 3 x 36,864 + conv(64, 3) 1,731 = 1,222,531; encoder conv(3, 64) 1,792 + Block 110,784 + 3 x
+ * (36,864 + 3 x 110,784) + conv(64, 4) 2,308 = 1,222,532; 2,445,063 params = 4,890,126 B at 16
+ * bit; its decode 3 x 64 x 1024 x 1024 x 2 = 402,653,184 a sample, x 4 = 1,610,612,736. The
+ * decode stays the peak (the step 4096 x 8 x 28 x 640 x 2 = 1,174,405,120 is smaller), so the
+ * totals differ by the decodes (and the VAE). ComfyUI refuses both modes; TAESD refuses video.
+ */
+static void diffusers_vae_modes(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("sdxl");
+    struct vf_workload w = image();
+    w.engine = "diffusers";
+    w.diffusion.batch = 4;
+    struct vf_estimate full, sl, tiny;
+    estimate(&m, &w, &full);
+    assert_u64(component_in(&full, "vae_decode", "decode"), 18270388224ULL);
+    /* F-DIF-04, the SDXL UNet's widest level (diffusers attention.py BasicTransformerBlock's
+     * GEGLU feed-forward at 64 x 64 + the unconsumed skips, 28 x 640): 4096 tokens x 8 samples
+     * (4 images under CFG) x 28 x 640 x 2 B */
+    assert_u64(component_in(&full, "activations", "denoise"), 1174405120ULL);
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "sliced", NULL), VF_OK);
+    estimate(&m, &w, &sl);
+    assert_u64(component_in(&sl, "vae_decode", "decode"), 4567597056ULL);
+    assert_u64(sl.total_bytes, full.total_bytes - 3 * 4567597056ULL);
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "tiny", NULL), VF_OK);
+    assert_false(w.diffusion.sliced_vae); /* one mode at a time */
+    estimate(&m, &w, &tiny);
+    assert_u64(component_in(&tiny, "vae", NULL), 4890126ULL);
+    assert_u64(component_in(&tiny, "vae_decode", "decode"), 1610612736ULL);
+    assert_string_equal(tiny.peak_phase, "decode");
+    assert_u64(tiny.total_bytes,
+               full.total_bytes - 18270388224ULL + 1610612736ULL - 167307726ULL + 4890126ULL);
+    struct vf_error err = {0};
+    w.engine = "comfyui";
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &tiny, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "AutoencoderTiny"));
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "vae-decode", "sliced", NULL), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &tiny, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "enable_slicing"));
+    struct vf_model wan = th_model("wan2.1-t2v-1.3b");
+    struct vf_workload v = {.task = VF_TASK_VIDEO, .engine = "diffusers"};
+    assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "taesd", NULL), VF_OK);
+    assert_int_equal(vf_estimate(th_arena, &wan, &v, &tiny, &err), VF_EUNSUPPORTED);
+    assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "half", &err), VF_EINVAL);
 }
 
 /*
@@ -586,6 +700,8 @@ int main(void)
         cmocka_unit_test(block_swap_and_cpu_encoders),
         cmocka_unit_test(loras_and_encoder_weights),
         cmocka_unit_test(diffusers_phases),
+        cmocka_unit_test(diffusers_bnb),
+        cmocka_unit_test(diffusers_vae_modes),
         cmocka_unit_test(stride_and_solvers),
         cmocka_unit_test(new_pipelines),
         cmocka_unit_test(speed_elementwise_and_launch_floor),

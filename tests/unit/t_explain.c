@@ -160,6 +160,37 @@ static void test_vllm_known(void **state)
     assert_u64(x.fixes[2].saves_bytes, 8ULL << 30);
 }
 
+/*
+ * F-DIF-16: a diffusers script (plain PyTorch message) that ran out of memory in the VAE decode of
+ * 4 SDXL images at 1024^2 on a 24 GB card: the diffusers ladder offers vae.enable_slicing() and
+ * the tiny autoencoder, each saving what the estimator says (estimate before - after, F-OOM-20):
+ * slicing 3 x 4,567,597,056 = 13,702,791,168 B (three fewer whole decodes, F-DIF-07), the
+ * tiny autoencoder 18,270,388,224 - 1,610,612,736 + the VAE 167,307,726 - 4,890,126 =
+ * 16,822,193,088 B (t_diffusion.c diffusers_vae_modes).
+ */
+static void test_diffusers_decode(void **state)
+{
+    (void)state;
+    struct vf_oom_event e = ev_base("pytorch", "pytorch");
+    e.total_bytes = GiB(23.65);
+    e.text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.";
+    struct vf_oom_context c = ctx_base();
+    c.model = "sdxl";
+    c.batch = 4;
+    c.job = "image";
+    c.phase = "decode";
+    struct vf_explain x = run(&e, &c);
+    uint64_t sliced = VF_UNKNOWN, tiny = VF_UNKNOWN;
+    for (size_t i = 0; i < x.n_fixes; i++) {
+        if (!strcmp(x.fixes[i].command, "pipe.vae.enable_slicing()"))
+            sliced = x.fixes[i].saves_bytes;
+        if (strstr(x.fixes[i].command, "AutoencoderTiny"))
+            tiny = x.fixes[i].saves_bytes;
+    }
+    assert_u64(sliced, 13702791168ULL);
+    assert_u64(tiny, 16822193088ULL);
+}
+
 /* A training run that failed after 900 steps: a leak, with loss.item() first. */
 static void test_leak(void **state)
 {
@@ -543,10 +574,11 @@ static void test_job_kind(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pytorch_22),        cmocka_unit_test(test_other_process),
-        cmocka_unit_test(test_vllm_known),        cmocka_unit_test(test_leak),
-        cmocka_unit_test(test_not_vram_host_ram), cmocka_unit_test(test_public_causes),
-        cmocka_unit_test(test_tags_walk),         cmocka_unit_test(test_job_kind),
+        cmocka_unit_test(test_pytorch_22),    cmocka_unit_test(test_other_process),
+        cmocka_unit_test(test_vllm_known),    cmocka_unit_test(test_diffusers_decode),
+        cmocka_unit_test(test_leak),          cmocka_unit_test(test_not_vram_host_ram),
+        cmocka_unit_test(test_public_causes), cmocka_unit_test(test_tags_walk),
+        cmocka_unit_test(test_job_kind),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -331,8 +331,9 @@ static void guide_qlora(void **state)
     /* the 102 GiB of wave 1 came from no checkpointing: PEFT's recipe turns it on */
     assert_true(e.total_bytes < 60000000000ULL);
     /* F-TRAIN-22: with no --seq, TRL truncates each sample to its max_length, 1024
-     * (trl/trainer/sft_config.py SFTConfig.max_length; before 0.16 SFTTrainer.__init__'s
-     * max_seq_length = min(tokenizer.model_max_length, 1024)): the fp32 checkpointed inputs
+     * (trl/trainer/sft_config.py SFTConfig.max_length = field(default=1024) from 0.16, read
+     * at trl f2cd577; 0.15 SFTConfig.max_seq_length default 1024; 0.9.3-0.14
+     * SFTTrainer.__init__'s min(tokenizer.model_max_length, 1024)): the fp32 checkpointed inputs
      * halve, 80 x 1024 x 8192 x 4 = 2,684,354,560, and the recomputed layer with them;
      * weights 45,020,615,872 (as at 2048) + adapter gradients 828,375,040 + AdamW
      * 1,656,750,080 + activations 3,334,746,112 + chunked loss 33,193,984 + overhead
@@ -396,23 +397,30 @@ static void defaults_and_errors(void **state)
  *   ZeRO-3, offload params (zero.Init): 4 x 32M = 128,000,000 (0.12); host 18P x 1.5 = 27P =
  *     76,993,740,000 (71.71); without zero.Init max(32P, 18P) x 1.5 = 48P (127.48).
  */
+/* t5-3b's states as DeepSpeed's estimator takes them (P parameters, largest layer 32M): mixed
+ * precision with fp32 gradients, AdamW, ZeRO-2 on a node of 8 GPUs, zero.Init. */
+static struct vf__train_states_in t5_3b(uint64_t P)
+{
+    return (struct vf__train_states_in){.params = P,
+                                        .trained = P,
+                                        .opt_bytes = 8 * P,
+                                        .w_bytes = 2,
+                                        .g_bytes = 4,
+                                        .master_bytes = 4,
+                                        .unit_bytes = 2 * 32000000ULL,
+                                        .unit_grads = true,
+                                        .stage = 2,
+                                        .n_gpus = 8,
+                                        .group = 8,
+                                        .accounting = VF_ACCT_DEEPSPEED,
+                                        .zero_init = true};
+}
+
 static void deepspeed_estimator(void **state)
 {
     (void)state;
     const uint64_t P = 2851620000ULL;
-    struct vf__train_states_in in = {.params = P,
-                                     .trained = P,
-                                     .opt_bytes = 8 * P,
-                                     .w_bytes = 2,
-                                     .g_bytes = 4,
-                                     .master_bytes = 4,
-                                     .unit_bytes = 2 * 32000000ULL,
-                                     .unit_grads = true,
-                                     .stage = 2,
-                                     .n_gpus = 8,
-                                     .group = 8,
-                                     .accounting = VF_ACCT_DEEPSPEED,
-                                     .zero_init = true};
+    struct vf__train_states_in in = t5_3b(P);
     struct vf__train_states st;
     vf__train_states(&in, &st);
     assert_u64(st.weights + st.grads + st.opt + st.master, 17109720000ULL);
@@ -438,6 +446,58 @@ static void deepspeed_estimator(void **state)
     vf__train_states(&in, &st);
     assert_u64(st.host, 18 * P);
     assert_u64(st.host_master + st.host_grads + st.host_opt + st.host_weights, 18 * P);
+    /* F-TRAIN-29 in that accounting: no zero.Init, every rank builds the bf16 model: load
+     * 2P x 8 = 16P, below the steps' 18P */
+    assert_u64(st.host_load, 16 * P);
+    assert_u64(st.host_step, 18 * P);
+}
+
+/*
+ * F-TRAIN-29: the two moments DeepSpeed's one host figure merges, apart. The load:
+ * deepspeed/runtime/zero/partition_parameters.py Init (entered by transformers' from_pretrained
+ * when is_deepspeed_zero3_enabled()) partitions each module's parameters at the end of its
+ * __init__, so a rank builds at most the largest layer; estimate_zero3_model_states_mem_needs
+ * (runtime/zero/stage3.py) counts it "largest_layer_params * 4 * num_gpus_per_node" with
+ * zero_init, "total_params * 4 * num_gpus_per_node" without, x 1.5. The steps: what offload
+ * keeps. t5-3b as above (P = 2,851,620,000, largest layer 32M, 8 GPUs):
+ *   ZeRO-2, none: load 4 x 8 x P x 1.5 = 48P = 136,877,760,000, steps 0;
+ *   ZeRO-2, offload optimizer: steps the whole states 16P x 1.5 = 24P = 68,438,880,000; the
+ *     node's figure the larger, 48P (DeepSpeed's max(4 x 8, 16) P x 1.5);
+ *   ZeRO-3, offload params, zero.Init: load 32,000,000 x 4 x 8 x 1.5 = 1,536,000,000, steps
+ *     18P x 1.5 = 27P = 76,993,740,000;
+ *   ZeRO paper's accounting, ZeRO-3 without offload, zero.Init: the 16-bit largest unit
+ *     64,000,000 x 8 = 512,000,000, steps 0; ZeRO-0 on one GPU: no load figure.
+ */
+static void host_load_and_steps(void **state)
+{
+    (void)state;
+    struct vf__train_states st;
+    struct vf__train_states_in in = t5_3b(2851620000ULL);
+    const uint64_t P = in.params;
+    vf__train_states(&in, &st);
+    assert_u64(st.host_load, 48 * P);
+    assert_u64(st.host_step, 0);
+    in.offload = VF_OFFLOAD_OPTIMIZER;
+    vf__train_states(&in, &st);
+    assert_u64(st.host_step, 24 * P);
+    assert_u64(st.host_load, 48 * P);
+    assert_u64(st.host, 48 * P);
+    in.stage = 3;
+    in.offload = VF_OFFLOAD_PARAMS;
+    vf__train_states(&in, &st);
+    assert_u64(st.host_load, 1536000000ULL);
+    assert_u64(st.host_step, 27 * P);
+    assert_u64(st.host, 27 * P);
+    in.offload = VF_OFFLOAD_NONE;
+    in.accounting = VF_ACCT_ZERO;
+    vf__train_states(&in, &st);
+    assert_u64(st.host_load, 512000000ULL);
+    assert_u64(st.host_step, 0);
+    in.stage = 0;
+    in.n_gpus = in.group = 1;
+    vf__train_states(&in, &st);
+    assert_u64(st.host_load, 0);
+    assert_u64(st.host, 0);
 }
 
 /*
@@ -1007,6 +1067,7 @@ int main(void)
         cmocka_unit_test(guide_qlora),
         cmocka_unit_test(defaults_and_errors),
         cmocka_unit_test(deepspeed_estimator),
+        cmocka_unit_test(host_load_and_steps),
         cmocka_unit_test(optimizer_states),
         cmocka_unit_test(precision),
         cmocka_unit_test(freeze_tuning),

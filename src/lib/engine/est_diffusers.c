@@ -57,6 +57,7 @@ struct dfs {
     uint64_t gpu_te;      /* the text encoders on the card: none with --text-encoder cpu */
     uint64_t r_den, r_te; /* the denoiser and the encoders on the card in their phase */
     uint64_t enc_ph, den_ph, dec_ph; /* the phases (F-DIF-06, F-DIF-14) */
+    uint64_t load_ph;                /* bitsandbytes models quantized on the card (F-DIF-15) */
 };
 
 /* F-DIF-03, F-DIF-04: one step's activations; classifier-free guidance runs cond and uncond as
@@ -67,12 +68,31 @@ static void dfs_step(struct dfs *c)
     c->act = vf__pipeline_step_act(c->p, c->r.g.seq_tokens, c->samples);
 }
 
-/* F-DIF-07, F-DIF-14: the pipeline's vae.decode takes the whole batch at once; with
- * vae.enable_tiling() one tile (all latent frames) at a time. Sets c->dec. */
+/* F-DIF-07, F-DIF-14, F-DIF-16: the pipeline's vae.decode takes the whole batch at once; with
+ * vae.enable_tiling() one tile (all latent frames) at a time; with vae.enable_slicing()
+ * (AutoencoderKL.decode: z.split(1) when use_slicing) one sample at a time; the tiny
+ * autoencoder (AutoencoderTiny) the whole batch through its 64-channel decoder. Sets c->dec. */
 static void dfs_decode(struct dfs *c)
 {
-    c->dec = c->r.o.tiled_vae ? vf__pipeline_decode_tile(&c->r, 0)
-                              : vf__sat_mul(vf__pipeline_decode_whole(&c->r), c->r.o.batch);
+    const struct vf_diffusion_opts *o = &c->r.o;
+    if (o->tiled_vae)
+        c->dec = vf__pipeline_decode_tile(&c->r, 0);
+    else if (o->tiny_vae)
+        c->dec = vf__sat_mul(vf__pipeline_taesd_decode(&c->r), o->batch);
+    else
+        c->dec = vf__sat_mul(vf__pipeline_decode_whole(&c->r), o->sliced_vae ? 1 : o->batch);
+}
+
+/* The decode's note: how vae.decode runs. */
+static const char *dfs_decode_note(struct vf_arena *a, const struct vf_diffusion_opts *o)
+{
+    if (o->tiled_vae)
+        return "vae.enable_tiling()";
+    if (o->tiny_vae)
+        return vf_arena_printf(a, "AutoencoderTiny (TAESD) x batch %u", o->batch);
+    if (o->sliced_vae)
+        return "vae.enable_slicing(): one sample at a time";
+    return vf_arena_printf(a, "whole latent x batch %u", o->batch);
 }
 
 /* F-DIF-14: what is on the card in each phase. pipe.to("cuda") keeps every weight resident;
@@ -80,7 +100,7 @@ static void dfs_decode(struct dfs *c)
  * (LLM.int8) models, which .to() cannot move (diffusers pipeline_utils: "loaded in bitsandbytes
  * 8bit and moving it ... is not supported"; 4-bit ones move with bitsandbytes >= 0.43.2);
  * sequential / group offload one block of the denoiser. Sets the phases (activations and
- * decode included) and e->peak_phase (denoise, then decode, on a tie). */
+ * decode included); dfs_peak picks the largest. */
 static void dfs_phases(struct dfs *c)
 {
     char b1[32];
@@ -112,8 +132,50 @@ static void dfs_phases(struct dfs *c)
                    "bitsandbytes 8-bit components stay on the GPU under model offload (%s): "
                    ".to() cannot move them",
                    vf_format_bytes(b1, sizeof b1, pin, VF_FMT_IEC));
+}
+
+/* F-DIF-15: bitsandbytes quantizes a model on the GPU as from_pretrained loads it (diffusers
+ * quantizers/bitsandbytes/bnb_quantizer.py and transformers quantizer_bnb_4bit.py
+ * update_device_map: no device_map -> {"": current cuda device}), so before
+ * enable_model_cpu_offload() or enable_sequential_cpu_offload() moves them every
+ * bitsandbytes component of the pipeline is on the card at once: the load phase, which
+ * torch.cuda.max_memory_reserved() keeps. Resident runs hold it in every phase anyway. Sets
+ * c->load_ph (0 without bitsandbytes or without offload) and its components. */
+static void dfs_load(struct dfs *c)
+{
+    char b1[32];
+    bool den_bnb = vf__pipeline_is_bnb(&c->e->weights);
+    bool te_bnb = vf__pipeline_is_bnb(&c->r.o.te_weights) && !c->te_cpu;
+    c->load_ph = 0;
+    if (c->resident || (!den_bnb && !te_bnb))
+        return;
+    if (den_bnb) {
+        c->load_ph = vf__sat_add(c->load_ph, c->den);
+        vf__add_component(c->e, c->p->component, c->den, "load",
+                          "bitsandbytes, quantized on the GPU");
+    }
+    if (te_bnb) {
+        c->load_ph = vf__sat_add(c->load_ph, c->te);
+        vf__add_component(c->e, "text_encoders", c->te, "load",
+                          "bitsandbytes, quantized on the GPU");
+    }
+    vf__assume(c->a, c->e,
+               "load %s: bitsandbytes quantizes each model on the GPU as it loads (its "
+               "update_device_map), so its models are all on the card before the offload hooks "
+               "move them (F-DIF-15)",
+               vf_format_bytes(b1, sizeof b1, c->load_ph, VF_FMT_IEC));
+}
+
+/* The largest phase and its name (denoise, then decode, encode, load on a tie). */
+static uint64_t dfs_peak(struct dfs *c)
+{
     uint64_t peak = max3(c->enc_ph, c->den_ph, c->dec_ph);
+    if (c->load_ph > peak) {
+        c->e->peak_phase = "load";
+        return c->load_ph;
+    }
     c->e->peak_phase = peak == c->den_ph ? "denoise" : peak == c->dec_ph ? "decode" : "encode";
+    return peak;
 }
 
 /* F-DIF-14 (F-DIF-01, 02, 04, 07, 08): the components, each in its phase ("all" when every
@@ -136,14 +198,13 @@ static void dfs_components(struct dfs *c)
                       : o->te_weights.kind != VF_QK_NATIVE ? o->te_weights.name
                                                            : "16-bit");
     vf__add_component(c->e, "vae", c->r.vae, all ? "all" : "decode",
-                      vf_dtype_name(c->r.pv.vae_dtype));
+                      o->tiny_vae ? "AutoencoderTiny (TAESD), 16-bit"
+                                  : vf_dtype_name(c->r.pv.vae_dtype));
     vf__add_component(c->e, "activations", c->act, "denoise",
                       vf_arena_printf(a, "%llu tokens x %llu samples%s",
                                       (unsigned long long)c->r.g.seq_tokens,
                                       (unsigned long long)c->samples, c->r.cfg ? " (CFG)" : ""));
-    vf__add_component(c->e, "vae_decode", c->dec, "decode",
-                      o->tiled_vae ? "vae.enable_tiling()"
-                                   : vf_arena_printf(a, "whole latent x batch %u", o->batch));
+    vf__add_component(c->e, "vae_decode", c->dec, "decode", dfs_decode_note(a, o));
     vf__add_component(c->e, "runtime_overhead", VF_RT_CUDA_CONTEXT_BYTES, "all", "CUDA context");
 }
 
@@ -172,10 +233,15 @@ static void dfs_notes(struct dfs *c)
                vf_format_bytes(b1, sizeof b1, c->act, VF_FMT_IEC), p->act_widths, p->hidden,
                (unsigned long long)c->samples,
                c->r.cfg ? " (classifier-free guidance: cond and uncond as one batch)" : "");
-    vf__assume(c->a, c->e, "VAE decode %s: %s (F-DIF-07)",
-               vf_format_bytes(b1, sizeof b1, c->dec, VF_FMT_IEC),
-               c->r.o.tiled_vae ? "tiles of 512 px (vae.enable_tiling())"
-                                : "the whole batch at once (the pipeline's vae.decode)");
+    vf__assume(c->a, c->e, "VAE decode %s: %s", vf_format_bytes(b1, sizeof b1, c->dec, VF_FMT_IEC),
+               c->r.o.tiled_vae ? "tiles of 512 px (vae.enable_tiling(), F-DIF-07)"
+               : c->r.o.tiny_vae
+                   ? "the tiny autoencoder (TAESD), 3 x 64 channels x H x W x 2 B a sample from "
+                     "its block code, not measured; the full VAE's public measurements sit "
+                     "above its own block-code count, so take it as a floor (F-DIF-16)"
+               : c->r.o.sliced_vae
+                   ? "one sample at a time (vae.enable_slicing(), F-DIF-16)"
+                   : "the whole batch at once (the pipeline's vae.decode, F-DIF-07)");
     vf__assume(c->a, c->e,
                "phases: encode %s, denoise %s, decode %s; + CUDA context 400 MiB, which "
                "torch.cuda.max_memory_reserved() does not show (F-DIF-08)",
@@ -204,6 +270,7 @@ static const struct vf_pipe_engine dfs_opening = {
     .offered = "model-cpu (enable_model_cpu_offload) and sequential "
                "(enable_sequential_cpu_offload, group offload); lowvram, novram and block swap "
                "are ComfyUI's",
+    .vae_modes = true,
 };
 
 /* The diffusers estimate of w on m, term by term (F-DIF-14): the largest phase + the CUDA
@@ -218,7 +285,7 @@ static enum vf_err diffusers_estimate(struct vf_arena *a, const struct vf_model 
         return rc;
     c.resident = c.off == VF_DOFF_NONE;
     c.den = e->weights_bytes; /* F-DIF-01: every expert is loaded */
-    c.te = vf__pipeline_encoder_bytes(c.p, false, &c.r.o.te_weights); /* F-DIF-02 */
+    c.te = vf__pipeline_encoder_bytes_hf(c.p, &c.r.o.te_weights); /* F-DIF-02, F-DIF-15 */
     c.te_cpu = c.r.o.text_encoder == VF_TE_CPU;
     c.block = c.r.expert / c.p->layers;
 
@@ -226,7 +293,8 @@ static enum vf_err diffusers_estimate(struct vf_arena *a, const struct vf_model 
     dfs_decode(&c);
     dfs_phases(&c);
     dfs_components(&c);
-    e->total_bytes = vf__sat_add(max3(c.enc_ph, c.den_ph, c.dec_ph), VF_RT_CUDA_CONTEXT_BYTES);
+    dfs_load(&c);
+    e->total_bytes = vf__sat_add(dfs_peak(&c), VF_RT_CUDA_CONTEXT_BYTES);
     dfs_host(&c);
     if (e->total_bytes == VF_UNKNOWN)
         return vf__errf(err, VF_ERANGE, "the estimate for '%s' overflows 64 bits", m->id);

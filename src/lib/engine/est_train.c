@@ -916,12 +916,19 @@ static void add_host(struct vf_estimate *e, const struct step *s)
             c->device = VF_DEV_HOST;
         hsum = vf__sat_add(hsum, hbytes[i]);
     }
-    if (st->host > hsum) {
-        struct vf_component *c =
-            vf__add_component(e, "runtime_overhead", st->host - hsum, NULL,
-                              s->r.offload == VF_OFFLOAD_NONE
-                                  ? "DeepSpeed estimator: host RAM to load the model (x1.5 buffer)"
-                                  : "DeepSpeed estimator: x1.5 buffer and per-rank copies");
+    if (st->host_step > hsum) {
+        struct vf_component *c = vf__add_component(e, "runtime_overhead", st->host_step - hsum,
+                                                   NULL, "DeepSpeed estimator: x1.5 buffer");
+        if (c)
+            c->device = VF_DEV_HOST;
+    }
+    /* F-TRAIN-29: the load, a moment of its own before the steps */
+    if (st->host_load) {
+        struct vf_component *c = vf__add_component(
+            e, "weights", st->host_load, "load",
+            s->r.zero >= 3 ? "while loading: zero.Init partitions as it builds, the largest "
+                             "layer per rank of the node"
+                           : "while loading: every rank of the node builds the whole model");
         if (c)
             c->device = VF_DEV_HOST;
     }
@@ -1240,10 +1247,28 @@ static void llm_total(struct vf_arena *a, struct vf_estimate *e, const struct st
     uint64_t bwd = phase_bytes(e, "backward"), opt = phase_bytes(e, "optimizer_step");
     e->peak_phase = bwd >= opt ? "backward" : "optimizer_step";
     e->total_bytes = vf__sat_add(base, bwd >= opt ? bwd : opt);
-    uint64_t host = vf__sat_add(s->st.host, s->act_host);
+    uint64_t host = vf__sat_add(s->st.host_step, s->act_host);
     if (s->r.opt == VF_OPT_PAGED_ADAMW8BIT && s->r.offload == VF_OFFLOAD_NONE)
         host = vf__sat_add(host, s->st.opt);
-    e->host_bytes = host;
+    /* F-TRAIN-29: the node's host RAM is the larger of the load and the steps */
+    e->host_bytes = host > s->st.host_load ? host : s->st.host_load;
+    if (s->st.host_load) {
+        vf__extra_u64(e, "host_load_bytes", s->st.host_load);
+        vf__extra_u64(e, "host_step_bytes", host);
+        vf__assume(a, e,
+                   "host RAM of a node of %u: %s while the model loads (%s), %s during the "
+                   "steps (F-TRAIN-29)",
+                   s->r.n < TRAIN_GPUS_PER_NODE ? s->r.n : TRAIN_GPUS_PER_NODE,
+                   vf_format_bytes(b1, sizeof b1, s->st.host_load, VF_FMT_IEC),
+                   s->r.zero >= 3 ? "deepspeed.zero.Init, which transformers' from_pretrained "
+                                    "enters under ZeRO-3: each rank partitions every layer "
+                                    "as it is built, so it holds the largest one at most; "
+                                    "FSDP without cpu_ram_efficient_loading builds the whole "
+                                    "model on every rank"
+                                  : "every rank builds the whole model before the engine "
+                                    "shards it",
+                   vf_format_bytes(b2, sizeof b2, host, VF_FMT_IEC));
+    }
     vf__assume(a, e,
                "peak phase %s: start of backward %s, optimizer step %s; gradients are freed "
                "between steps (zero_grad set_to_none) (F-TRAIN-25)",

@@ -103,6 +103,11 @@ struct vf__train_states {
      * DeepSpeed's accounting: its estimator's figure, buffers included) */
     uint64_t host_weights, host_grads, host_opt, host_master;
     uint64_t host;
+    /* F-TRAIN-29: the node's host RAM at two moments: while the model loads (each rank
+     * builds it before DeepSpeed partitions it; zero.Init partitions as it builds) and
+     * during the steps (what offload keeps there). `host` is the larger (DeepSpeed's
+     * accounting: its estimator's one figure, which merges them). */
+    uint64_t host_load, host_step;
 };
 
 /* ------------------------------------------------------- train_states.c */

@@ -301,9 +301,9 @@ static void add_activations(struct vf_arena *a, const struct vf_model *m, struct
 /* F-TRAIN-13: the offloaded states, in the host RAM of one node. */
 static void add_host(const struct step *s, struct vf_estimate *e)
 {
-    if (!s->st.host)
+    if (!s->st.host_step)
         return;
-    struct vf_component *c = vf__add_component(e, "optimizer_states", s->st.host, NULL,
+    struct vf_component *c = vf__add_component(e, "optimizer_states", s->st.host_step, NULL,
                                                "offloaded states, host RAM of one node");
     if (c)
         c->device = VF_DEV_HOST;
@@ -402,6 +402,6 @@ enum vf_err vf__train_diffusion(struct vf_arena *a, const struct vf_model *m,
 
     assume_method(a, m, &s, e);
     assume_step(a, m, w, &s, e);
-    vf__train_total(e, s.st.host);
+    vf__train_total(e, s.st.host_step); /* the load (F-TRAIN-29) is not modelled here */
     return VF_OK;
 }

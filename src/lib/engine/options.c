@@ -207,8 +207,10 @@ static const struct vf_option table[] = {
      ALL_CMDS, T_IMAGE | T_TRAIN, false, "image/video", "the text encoders' precision"},
     {O_DIFFUSION_KNOB, "--text-encoder", NULL, VF_KIND_TEXT, "gpu|cpu|offload-after-encode", NULL,
      0, 0, ALL_CMDS, T_IMAGE | T_TRAIN, false, "image/video", "where the text encoders run"},
-    {O_DIFFUSION_KNOB, "--vae-decode", NULL, VF_KIND_TEXT, "full|tiled", NULL, 0, 0, ALL_CMDS,
-     T_IMAGE | T_TRAIN, false, "image/video", "VAE Decode (Tiled), vae.enable_tiling()"},
+    {O_DIFFUSION_KNOB, "--vae-decode", NULL, VF_KIND_TEXT, "full|tiled|sliced|tiny", NULL, 0, 0,
+     ALL_CMDS, T_IMAGE | T_TRAIN, false, "image/video",
+     "tiled: VAE Decode (Tiled), vae.enable_tiling(); sliced: vae.enable_slicing(); tiny: "
+     "AutoencoderTiny (TAESD)"},
     {O_VAE_TILED, "--vae-tiled", NAMES("--tiled-vae"), VF_KIND_FLAG, NULL, NULL, 0, 0, ALL_CMDS,
      T_IMAGE | T_TRAIN, false, "image/video", "the same as --vae-decode tiled"},
     {O_TILE, "--tile", NULL, VF_KIND_COUNT, "PX", NULL, 64, 16384, ALL_CMDS, T_IMAGE | T_TRAIN,

@@ -73,6 +73,33 @@ uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
     return sum;
 }
 
+bool vf__pipeline_is_bnb(const struct vf_quant *q)
+{
+    return q && (q->kind == VF_QK_NF4 || !strcmp(q->name, "bnb-int8"));
+}
+
+uint64_t vf__pipeline_encoder_bytes_hf(const struct vf_pipeline *p, const struct vf_quant *te)
+{
+    if (!vf__pipeline_is_bnb(te))
+        return vf__pipeline_encoder_bytes(p, false, te);
+    /* F-DIF-15: transformers' bitsandbytes quantizers (quantizers/quantizer_bnb_4bit.py,
+     * quantizer_bnb_8bit.py) set use_keep_in_fp32_modules = True and add the model's
+     * _keep_in_fp32_modules to modules_to_not_convert; modeling_utils.py from_pretrained then
+     * keeps those modules in fp32 whatever the dtype ("torch_dtype == torch.float16 or
+     * getattr(hf_quantizer, 'use_keep_in_fp32_modules', False)"). replace_with_bnb_linear
+     * converts nn.Linear only: embeddings and norms stay at the 16-bit load dtype. */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->n_enc; i++) {
+        const struct vf_pipe_encoder *x = &p->enc[i];
+        uint64_t lin = x->params - x->keep_fp32_params - x->nonlinear_params;
+        uint64_t b = vf__div_ceil(vf__sat_mul(lin, vf_quant_bits(te)), 8);
+        b = vf__sat_add(b, vf__sat_mul(x->keep_fp32_params, 4));
+        b = vf__sat_add(b, vf__sat_mul(x->nonlinear_params, 2));
+        sum = vf__sat_add(sum, b);
+    }
+    return sum;
+}
+
 uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch)
 {
     return vf__sat_mul(vf__sat_mul(vf__sat_mul(seq_tokens, batch), p->act_widths),
@@ -196,6 +223,22 @@ static enum vf_err pipeline_begin(const struct vf_model *m, const struct vf_work
     if (!eng->can_split(m, w, n, &why))
         return vf__errf(err, VF_EUNSUPPORTED, "cannot split '%s' over %u GPUs: %s", m->id, n,
                         why ? why : "");
+    /* F-DIF-16: slicing and the tiny autoencoder are diffusers' calls; TAESD decodes images */
+    if (w->diffusion.sliced_vae && !pe->vae_modes)
+        return vf__errf(err, VF_EINVAL,
+                        "--vae-decode sliced is diffusers' vae.enable_slicing(); %s decodes one "
+                        "sample at a time already (F-DIF-07): use full or tiled",
+                        eng->name);
+    if (w->diffusion.tiny_vae && !pe->vae_modes)
+        return vf__errf(err, VF_EINVAL,
+                        "--vae-decode tiny is diffusers' AutoencoderTiny; %s's TAESD files are "
+                        "for previews here (not modelled as the decoder): use full or tiled",
+                        eng->name);
+    if (w->diffusion.tiny_vae && p->vae_temporal > 1)
+        return vf__errf(err, VF_EUNSUPPORTED,
+                        "--vae-decode tiny: TAESD decodes images; '%s' has a video VAE (its "
+                        "tiny counterpart, TAEHV, is not modelled)",
+                        m->id);
     /* F-DIF-12: block swap moves whole blocks of the denoiser */
     if (off == VF_DOFF_BLOCK_SWAP && w->diffusion.block_swap > p->layers)
         return vf__errf(err, VF_EINVAL,
@@ -241,6 +284,8 @@ enum vf_err vf__pipeline_open(struct vf_arena *a, const struct vf_model *m,
     if (r->o.vae_dtype != VF_DT_DEFAULT)
         r->pv.vae_dtype = r->o.vae_dtype;
     r->vae = vf_dtype_bytes(r->pv.vae_dtype, p->vae_params);
+    if (r->o.tiny_vae) /* F-DIF-16: AutoencoderTiny at the pipeline's 16-bit dtype */
+        r->vae = vf__sat_mul(vf__pipeline_taesd_params(p), 2);
 
     /* F-DIF-03: latent and tokens; F-DIF-07: the tile */
     vf__pipeline_geom(p, r->o.width, r->o.height, r->o.frames, &r->g);
@@ -265,6 +310,30 @@ uint64_t vf__pipeline_decode_tile(const struct vf_pipe_run *r, uint64_t tile_t)
 {
     return vf__pipeline_decode_bytes(&r->pv, tile_t ? min2(r->g.lat_t, tile_t) : r->g.lat_t,
                                      min2(r->g.lat_h, r->tile), min2(r->g.lat_w, r->tile));
+}
+
+/* F-DIF-16: TAESD's layers: 3x3 convolutions of 64 channels (36,864 weights + 64 biases), a
+ * Block = three of them with biases (110,784). */
+#define TAE_CONV  (9ULL * 64 * 64)
+#define TAE_BLOCK (3 * (TAE_CONV + 64))
+#define TAE_CH    64ULL
+
+uint64_t vf__pipeline_taesd_params(const struct vf_pipeline *p)
+{
+    uint64_t lat = p->vae_latent_channels;
+    /* decoder: conv(lat, 64) + 10 Blocks + 3 bias-free convs after the upsamplers +
+     * conv(64, 3); encoder: conv(3, 64) + Block + 3 x (bias-free stride-2 conv + 3 Blocks) +
+     * conv(64, lat) */
+    uint64_t dec = 9 * lat * TAE_CH + TAE_CH + 10 * TAE_BLOCK + 3 * TAE_CONV + 9 * TAE_CH * 3 + 3;
+    uint64_t enc = 9 * 3 * TAE_CH + TAE_CH + TAE_BLOCK + 3 * (TAE_CONV + 3 * TAE_BLOCK) +
+                   9 * TAE_CH * lat + lat;
+    return dec + enc;
+}
+
+uint64_t vf__pipeline_taesd_decode(const struct vf_pipe_run *r)
+{
+    uint64_t px = vf__sat_mul(r->g.lat_h * r->pv.vae_spatial, r->g.lat_w * r->pv.vae_spatial);
+    return vf__sat_mul(px, 3 * TAE_CH * 2);
 }
 
 bool vf__pipeline_one_gpu(uint32_t n, const char *reason, const char **why)

@@ -33,6 +33,16 @@ uint64_t vf__pipeline_denoiser_bytes(const struct vf_pipeline *p, const struct v
 uint64_t vf__pipeline_encoder_bytes(const struct vf_pipeline *p, bool low_bits,
                                     const struct vf_quant *te);
 
+/* F-DIF-15: true for the schemes bitsandbytes stores (nf4, bnb-int8 = LLM.int8). */
+bool vf__pipeline_is_bnb(const struct vf_quant *q);
+
+/* F-DIF-15: bytes of all text encoders as transformers loads them for a diffusers pipeline
+ * (from_pretrained with quantization_config): under a bitsandbytes scheme only nn.Linear
+ * weights are quantized, the modules of _keep_in_fp32_modules are left out and kept in fp32,
+ * the rest (embeddings, norms) stays 16-bit; any other `te` as vf__pipeline_encoder_bytes
+ * (low_bits false). */
+uint64_t vf__pipeline_encoder_bytes_hf(const struct vf_pipeline *p, const struct vf_quant *te);
+
 /* F-DIF-04: one denoising step's activations from the block structure: act_widths
  * hidden-wide 16-bit tensors per token of seq_tokens x batch samples. */
 uint64_t vf__pipeline_step_act(const struct vf_pipeline *p, uint64_t seq_tokens, uint64_t batch);
@@ -63,6 +73,7 @@ struct vf_pipe_engine {
     const struct vf_engine *engine;
     unsigned offloads;   /* the offload modes it runs: bits 1u << enum vf_dif_offload */
     const char *offered; /* those modes named, for the message refusing another one */
+    bool vae_modes;      /* it takes --vae-decode sliced and tiny (diffusers, F-DIF-16) */
 };
 
 /* What an image/video inference estimate knows once opened: the terms both engines start
@@ -95,6 +106,15 @@ enum vf_err vf__pipeline_open(struct vf_arena *a, const struct vf_model *m,
  * the frames as they are, or at most `tile_t` latent frames when tile_t is not 0). */
 uint64_t vf__pipeline_decode_whole(const struct vf_pipe_run *r);
 uint64_t vf__pipeline_decode_tile(const struct vf_pipe_run *r, uint64_t tile_t);
+
+/* F-DIF-16: parameters of the tiny autoencoder (TAESD: madebyollin/taesd's taesd.py, diffusers
+ * AutoencoderTiny: 64 channels, decoder blocks (3, 3, 3, 1), encoder blocks (1, 3, 3, 3)) for
+ * the pipeline's latent channels: encoder and decoder, as AutoencoderTiny loads both. */
+uint64_t vf__pipeline_taesd_params(const struct vf_pipeline *p);
+
+/* F-DIF-16: the tiny autoencoder's decode of one sample of r: at the output resolution a
+ * Block(64, 64) holds its input, a conv output and its ReLU: 3 x 64 x H x W x 2 B. */
+uint64_t vf__pipeline_taesd_decode(const struct vf_pipe_run *r);
 
 /* F-DIF-09: the split rule of an engine that runs a pipeline on one GPU: true for n <= 1 (*why
  * NULL), else false with *why = reason. */

@@ -136,7 +136,8 @@ static const struct spelling te_places[] = {
     END,
 };
 
-static const struct spelling vae_decodes[] = {{"full", 0}, {"tiled", 1}, END};
+static const struct spelling vae_decodes[] = {{"full", 0}, {"tiled", 1}, {"sliced", 2},
+                                              {"tiny", 3}, {"taesd", 3}, END};
 
 static const struct spelling cfgs[] = {{"on", VF_CFG_ON}, {"off", VF_CFG_OFF}, END};
 
@@ -366,8 +367,11 @@ enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const
         if (!(rc = lookup(te_places, "text-encoder", value, &v, err)))
             d->text_encoder = (enum vf_te_place)v;
     } else if (key && same(key, "vae-decode")) {
-        if (!(rc = lookup(vae_decodes, "vae-decode", value, &v, err)))
-            d->tiled_vae = v != 0;
+        if (!(rc = lookup(vae_decodes, "vae-decode", value, &v, err))) {
+            d->tiled_vae = v == 1; /* one mode at a time (F-DIF-16) */
+            d->sliced_vae = v == 2;
+            d->tiny_vae = v == 3;
+        }
     } else if (key && same(key, "cfg")) {
         if (!(rc = lookup(cfgs, "cfg", value, &v, err)))
             d->cfg = (enum vf_cfg)v;

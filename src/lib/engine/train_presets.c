@@ -29,10 +29,14 @@
 #define LOGITS_TF446 14
 #define LOGITS_TF445 12
 #define LOGITS_TITAN 12
-/* F-TRAIN-06/22: TRL truncates each sample to max_length = 1024 tokens unless told
- * (trl/trainer/sft_config.py SFTConfig.max_length, default 1024; before 0.16,
- * sft_trainer.py SFTTrainer.__init__ set max_seq_length = min(tokenizer.model_max_length,
- * 1024) when none was passed). The other stacks take the data's length: F-TRAIN-06's 2048. */
+/* F-TRAIN-06/22: TRL truncates each sample to 1024 tokens unless told, in every release
+ * with SFTConfig (read in huggingface/trl's history, trl/trainer/sft_config.py and
+ * sft_trainer.py): 0.16 to 1.9 SFTConfig.max_length = field(default=1024) (renamed from
+ * max_seq_length in PR #2895, commit be1e340); 0.15 SFTConfig.max_seq_length default 1024
+ * (PR #2405, 5b9236d); 0.9.3 to 0.14 SFTConfig.max_seq_length = None, which
+ * SFTTrainer.__init__ replaced by min(tokenizer.model_max_length, 1024) - 1024 for every
+ * tokenizer of a model in the catalog. So no preset row needs another value. The other
+ * stacks take the data's length: F-TRAIN-06's 2048. */
 #define TRL_MAX_LENGTH 1024
 /* Unsloth's cross-entropy kernel before its fused loss: the 16-bit logits, the gradient
  * written over them (2). */

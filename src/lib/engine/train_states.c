@@ -60,6 +60,28 @@ static uint64_t scale(uint64_t x, uint64_t num, uint64_t den)
     return vf__sat_mul(x / den, num) + (x % den) * num / den;
 }
 
+/*
+ * F-TRAIN-29: the node's host RAM while the model loads, into out->host_load. Without
+ * zero.Init every rank of the node builds the whole model in host RAM before the engine
+ * shards it; under ZeRO-3 with deepspeed.zero.Init (runtime/zero/partition_parameters.py:
+ * Init wraps each module's __init__ and partitions its parameters as soon as they are made;
+ * transformers' from_pretrained enters it when is_deepspeed_zero3_enabled()) a rank holds at
+ * most the largest layer whole. DeepSpeed's estimator counts 4 B per parameter (fp32, as it
+ * builds); the ZeRO paper's accounting the weights' own bytes. Single-GPU runs without ZeRO
+ * load once, not counted (0). Buffer factor: the caller's.
+ */
+static void host_at_load(const struct vf__train_states_in *in, uint64_t w, uint32_t per_node,
+                         struct vf__train_states *out)
+{
+    bool ds = in->accounting == VF_ACCT_DEEPSPEED;
+    bool init = in->stage >= 3 && in->zero_init;
+    out->host_load = 0;
+    if (ds) /* estimate_zero2/3_model_states_mem_needs: total or largest layer x 4 B */
+        out->host_load = vf__sat_mul(init ? in->unit_bytes / 2 : in->params, 4ULL * per_node);
+    else if (in->stage > 0) /* every weight at its storage, or the largest unit */
+        out->host_load = vf__sat_mul(init ? in->unit_bytes : w, per_node);
+}
+
 void vf__train_states(const struct vf__train_states_in *in, struct vf__train_states *out)
 {
     uint64_t t = in->trained;
@@ -87,10 +109,6 @@ void vf__train_states(const struct vf__train_states_in *in, struct vf__train_sta
          * partition (its estimator: 4P + 16P/N) */
         if (ds && in->stage == 2 && in->master_bytes)
             out->grads = vf__sat_add(out->grads, vf__sat_mul(t, 2));
-        if (ds) /* host memory at initialization */
-            out->host = in->stage >= 3 && in->zero_init
-                            ? vf__sat_mul(in->unit_bytes / 2, 4ULL * per_node)
-                            : vf__sat_mul(in->params, 4ULL * per_node);
     } else {
         /* F-TRAIN-13: ZeRO-Offload: the fp32 master copy, fp32 gradients and the optimizer
          * step live in host memory; with params, the 16-bit weights too (ZeRO-3 only). One
@@ -107,21 +125,23 @@ void vf__train_states(const struct vf__train_states_in *in, struct vf__train_sta
         out->grads = unit_g;
         uint64_t sum = vf__sat_add(vf__sat_add(out->host_master, out->host_grads),
                                    vf__sat_add(out->host_opt, out->host_weights));
-        out->host = sum;
+        out->host_step = sum;
         if (ds) {
             /* F-TRAIN-12: DeepSpeed's estimator: ZeRO-2 counts the whole states on the node,
-             * ZeRO-3 its share; at least the 4 B/param copies each rank loads without
-             * zero.Init */
+             * ZeRO-3 its share */
             uint64_t whole = vf__sat_add(vf__sat_add(mst, vf__sat_mul(t, 4)), in->opt_bytes);
             if (in->offload == VF_OFFLOAD_PARAMS)
                 whole = vf__sat_add(whole, w);
-            uint64_t four = vf__sat_mul(in->params, 4ULL * per_node);
-            uint64_t share = in->stage >= 3 ? sum : whole;
-            out->host = in->stage >= 3 && in->zero_init ? share : (four > share ? four : share);
+            out->host_step = in->stage >= 3 ? sum : whole;
         }
     }
-    if (ds && out->host != VF_UNKNOWN)
+    host_at_load(in, w, per_node, out);
+    out->host = out->host_load > out->host_step ? out->host_load : out->host_step;
+    if (ds && out->host != VF_UNKNOWN) { /* F-TRAIN-12: additional_buffer_factor 1.5 */
         out->host = vf__sat_mul(out->host, DS_HOST_FACTOR_X2) / 2;
+        out->host_load = vf__sat_mul(out->host_load, DS_HOST_FACTOR_X2) / 2;
+        out->host_step = vf__sat_mul(out->host_step, DS_HOST_FACTOR_X2) / 2;
+    }
 }
 
 /* The effective ZeRO stage of the knobs (F-TRAIN-03): --zero, or the FSDP strategy, or

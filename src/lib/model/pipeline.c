@@ -29,13 +29,17 @@
  *     },
  *     "text_tokens": 512,
  *     "text_encoders": [{"name": "t5xxl", "params": 4762310656, "dtype": "fp16",
- *                        "fp8_file": true}, ...],          1 to 4 encoders
+ *                        "fp8_file": true,
+ *                        "keep_fp32_params": 1006632960,   optional: _keep_in_fp32_modules
+ *                        "nonlinear_params": 131799040},   optional: outside nn.Linear
+ *                       ...],                              1 to 4 encoders
  *     "vae": {"params": 83800000, "dtype": "bf16", "spatial": 8, "temporal": 1,
  *             "latent_channels": 16, "decode_coef": 2178, "decode_per_frame": false},
  *     "sources": ["where each number comes from", ...]
  *   }
  *
- * Every key is required except "sources"; unknown keys are ignored. Errors name the file
+ * Every key is required except "sources" and the two marked optional (0 when absent);
+ * unknown keys are ignored. Errors name the file
  * and the key: "pipeline: 'pipelines/x.json': denoiser.params: -3 is negative".
  */
 #include "pipeline.h"
@@ -105,6 +109,15 @@ static enum vf_err u64_at(const struct rd *r, json_t *o, const char *path, const
         return vf__errf(r->err, VF_EFORMAT, "pipeline: '%s': %s: %llu is below the minimum %llu",
                         r->origin, path, (unsigned long long)*out, (unsigned long long)min);
     return VF_OK;
+}
+
+/* u64_at for an optional key: 0 when o has no `key` (or it is null). */
+static enum vf_err u64_opt(const struct rd *r, json_t *o, const char *path, const char *key,
+                           uint64_t max, uint64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    *out = 0;
+    return !v || json_is_null(v) ? VF_OK : u64_at(r, o, path, key, 0, max, out);
 }
 
 static enum vf_err u32_at(const struct rd *r, json_t *o, const char *path, const char *key,
@@ -272,6 +285,13 @@ static enum vf_err read_encoders(const struct rd *r, json_t *root, struct vf_pip
             return rc;
         snprintf(key, sizeof key, "%s.fp8_file", path);
         if ((rc = bool_at(r, e, key, "fp8_file", &x->fp8_file)))
+            return rc;
+        snprintf(key, sizeof key, "%s.keep_fp32_params", path);
+        if ((rc = u64_opt(r, e, key, "keep_fp32_params", x->params, &x->keep_fp32_params)))
+            return rc;
+        snprintf(key, sizeof key, "%s.nonlinear_params", path);
+        if ((rc = u64_opt(r, e, key, "nonlinear_params", x->params - x->keep_fp32_params,
+                          &x->nonlinear_params)))
             return rc;
     }
     return u32_at(r, root, "text_tokens", "text_tokens", 1, VF_PIPE_MAX_TOKENS, &p->text_tokens);

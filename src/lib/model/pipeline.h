@@ -35,6 +35,12 @@ struct vf_pipe_encoder {
     uint64_t params;
     enum vf_dtype dtype; /* the default file's storage (fp16 in ComfyUI's workflows) */
     bool fp8_file;       /* an fp8 file is published for it (t5xxl_fp8_e4m3fn, ...) */
+    /* F-DIF-15, optional (0 when absent): parameters of the modules transformers'
+     * _keep_in_fp32_modules names (T5/UMT5: every layer's FFN `wo`), and those outside
+     * nn.Linear (embeddings, norms, relative position biases), which bitsandbytes leaves
+     * unquantized */
+    uint64_t keep_fp32_params;
+    uint64_t nonlinear_params;
 };
 
 struct vf_pipeline {

@@ -111,6 +111,8 @@ enum change {
     CH_FP8,       /* fp8 weights */
     CH_Q8,        /* GGUF Q8_0 weights */
     CH_TILED,     /* VAE Decode (Tiled) */
+    CH_SLICED,    /* diffusers vae.enable_slicing(): one sample at a time (F-DIF-16) */
+    CH_TINYVAE,   /* diffusers AutoencoderTiny (TAESD) for the decode (F-DIF-16) */
     CH_RES,       /* width and height halved */
     CH_FRAMES,    /* 49 frames, 480p */
     CH_NGL,       /* the most layers on the GPU that fit */
@@ -520,6 +522,12 @@ static const struct rule rules[] = {
     /* diffusers and other PyTorch image/video pipelines, the same ladder in their words */
     {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", SPD,
      "a few seconds more", 0, IMG, w_decode},
+    {G_SCRIPT, ANYC, "decode one image at a time", "pipe.vae.enable_slicing()", CH_SLICED, "none",
+     1.0, "the same images, decoded one after another", 0, IMG, w_decode},
+    {G_SCRIPT, ANYC, "tiny autoencoder (TAESD) for the decode",
+     "pipe.vae = AutoencoderTiny.from_pretrained(\"madebyollin/taesdxl\", "
+     "torch_dtype=torch.float16)  (taesd: SD 1/2, taesd3: SD3, taef1: Flux)",
+     CH_TINYVAE, "minor", 1.0, "softer fine detail than the full VAE", 0, IMG, w_decode},
     {G_SCRIPT, ANYC, "fp8 / 8-bit transformer weights",
      "transformer = ...from_pretrained(..., "
      "quantization_config=BitsAndBytesConfig(load_in_8bit=True))",
@@ -1144,6 +1152,21 @@ static bool apply_tiled(struct fixing *x)
     return true;
 }
 
+/* F-DIF-16: one decode mode at a time */
+static bool apply_sliced(struct fixing *x)
+{
+    x->w.diffusion.tiled_vae = x->w.diffusion.tiny_vae = false;
+    x->w.diffusion.sliced_vae = true;
+    return x->b >= 2 && !x->k->w.diffusion.sliced_vae;
+}
+
+static bool apply_tiny_vae(struct fixing *x)
+{
+    x->w.diffusion.tiled_vae = x->w.diffusion.sliced_vae = false;
+    x->w.diffusion.tiny_vae = true;
+    return !x->k->w.diffusion.tiny_vae;
+}
+
 static bool apply_res(struct fixing *x)
 {
     const struct known *k = x->k;
@@ -1374,6 +1397,8 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_FP8] = {.apply = apply_weights, .arg = "fp8"},
     [CH_Q8] = {.apply = apply_weights, .arg = "q8_0"},
     [CH_TILED] = {.apply = apply_tiled},
+    [CH_SLICED] = {.apply = apply_sliced, .unchanged = "one image: slicing changes nothing"},
+    [CH_TINYVAE] = {.apply = apply_tiny_vae},
     [CH_RES] = {.apply = apply_res, .unchanged = "the resolution: the log does not show it"},
     [CH_FRAMES] = {.apply = apply_frames},
     [CH_NGL] = {.apply = apply_ngl, .unchanged = "the model or the card: the log names neither"},

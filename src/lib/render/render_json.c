@@ -144,11 +144,12 @@ static void devices_jw(struct vf__jw *j, const struct vf_estimate *e)
 {
     char dev[32];
     vf__jw_open(j, "devices", '[');
-    /* components on every GPU alike: each GPU holds the estimate's peak (phases that do not
-     * coexist are not added up) */
+    /* components on every GPU alike (host ones aside): each GPU holds the estimate's peak
+     * (phases that do not coexist are not added up) */
     bool uniform = true;
     for (size_t i = 0; i < e->n_components; i++)
-        uniform &= e->components[i].device == VF_DEV_ALL_GPUS;
+        uniform &=
+            e->components[i].device == VF_DEV_ALL_GPUS || e->components[i].device == VF_DEV_HOST;
     for (uint32_t g = 0; g < e->gpus && g < 64; g++) {
         vf__jw_open(j, NULL, '{');
         vf__jw_text(j, "name", device_name(dev, sizeof dev, (int)g));
