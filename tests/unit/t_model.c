@@ -423,7 +423,8 @@ static void test_lenient(void **state)
  * GLM-4.7-Flash (MLA): 47 layers x (kv_lora_rank 512 + rope 64) x 2 B = 54,144 B/token.
  * Qwen3.5-397B-A17B: 15 full layers x 2 x 2 heads x 256 x 2 B = 30,720 B/token; its 45 Gated
  * DeltaNet layers: (64 x 128 x 128 + (2 x 16 x 128 + 64 x 128) x 3) x 45 x 2 B = 97,689,600 B
- * of state per sequence; the 60 layers as layer_types says (every 4th full). */
+ * of state per sequence; the 60 layers as layer_types says (every 4th full).
+ * Command R v01 (no GQA): 40 layers x 2 x 64 heads x 128 x 2 B = 1,310,720 B/token. */
 static void test_issue21_families(void **state)
 {
     (void)state;
@@ -440,6 +441,9 @@ static void test_issue21_families(void **state)
     assert_int_equal(m.n_layers, 60);
     assert_int_equal(m.layer_kind[3], VF_LAYER_ATTN_FULL);
     assert_int_equal(m.layer_kind[4], VF_LAYER_RECURRENT);
+    vf_arena_close(a);
+    a = load("command-r-v01", &m);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 1310720);
     vf_arena_close(a);
 }
 
