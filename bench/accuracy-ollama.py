@@ -76,11 +76,14 @@ SKIP = {
     "iklcpp-pr2295-ling3-compute-262k-vs-131k":
         "ik_llama.cpp (a fork with its own MLA compute path); Ling-3.0 is not in the catalog",
     "llamacpp-turboquant21-glm47-flash-q4km-2x3080-202k":
-        "a fork's own V cache type (turbo3); GLM-4.7-Flash is not in the catalog",
+        "a fork of unstated build (no era) with its own V cache type (turbo3); GLM-4.7-Flash is in "
+        "the catalog since issue 21 and its Q4_K_M weights land within 1 % of the row's model "
+        "buffers (bench/README.md), but KV and compute depend on the fork's type",
     "ollama-pr11090-mistral-small32-q8-ctx2048":
-        "PR #11090's branch (new estimates on 0.9.2) on a 3090 + 5090 pair; the runner's total "
-        "includes the Pixtral vision encoder's graph, whose config the catalog lacks (not "
-        "verified), and the mix of two cards",
+        "PR #11090's branch (new estimates on 0.9.2, no release); the 3090 + 5090 pair is "
+        "modelled since issue 21 (--gpu A,B), but the runner's total includes the Pixtral vision "
+        "encoder's graph, whose config the catalog lacks (transformers' defaults, not verified "
+        "against the checkpoint), and Mistral Small 3.2 is not in the catalog (3.1 is)",
 }
 SKIP["ollama-pr11090-mistral-small32-q8-ctx4096"] = SKIP["ollama-pr11090-mistral-small32-q8-ctx2048"]
 SKIP["ollama-pr11090-mistral-small32-q8-ctx65536"] = SKIP["ollama-pr11090-mistral-small32-q8-ctx2048"]

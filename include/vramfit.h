@@ -647,6 +647,9 @@ struct vf_pick_opts {
     bool rank_cost; /* --rank cost: by price per 1M output tokens (F-SPD-06) */
 };
 
+/* Devices a --gpu A,B mix names at most (issue 21). */
+#define VF_MAX_MIX 16
+
 struct vf_workload {
     enum vf_task task;
     const char *engine;      /* NULL: the task's default engine (generic, pytorch, comfyui) */
@@ -692,6 +695,11 @@ struct vf_workload {
     uint64_t card_total_bytes;
     uint64_t in_tokens;  /* speed and cost: prompt tokens per request, 0 = 4096 */
     uint64_t out_tokens; /* speed and cost: answer tokens per request, 0 = 512 */
+    /* Issue 21: --gpu A,B (a mix of cards, DESIGN section 8): each device's usable bytes in the
+     * order given (CUDA0 first); n_mix 0 = every card has usable_bytes. With a mix,
+     * usable_bytes is the smallest card's (what an even split is bound by). */
+    uint32_t n_mix;
+    uint64_t mix_usable[VF_MAX_MIX];
 };
 
 #define VF_MAX_COMPONENTS  64
@@ -770,6 +778,11 @@ struct vf_estimate {
         uint32_t gpu_layers, cpu_layers;
         uint64_t host_bytes, gpu_weight_bytes, host_weight_bytes;
     } spill;
+    /* Issue 21, --gpu A,B: what each device needs for every layer to be on the GPUs, where the
+     * engine places layers unevenly and runs with spill (Ollama's layout): the fit reads these;
+     * n_dev_need 0 = each device's components are its need. */
+    uint32_t n_dev_need;
+    uint64_t dev_need[VF_MAX_MIX];
 };
 enum { VF_EXTRA_U64 = 0, VF_EXTRA_REAL, VF_EXTRA_TEXT, VF_EXTRA_BOOL };
 
@@ -1005,6 +1018,15 @@ struct vf_fit {
      * and when it does not fit, offload here or a bigger card */
     const struct vf_job_speed *job;
     const struct vf_speed_choice *choice;
+    /* Issue 21, --gpu A,B: each device of the mix, in the order given: its card, usable bytes,
+     * need and headroom (signed); fits and headroom_bytes above are the tightest device's, and
+     * usable_bytes the smallest card's. n_devs 0 = not a mix. */
+    uint32_t n_devs;
+    struct vf_fit_dev {
+        const char *gpu;
+        uint64_t usable_bytes, bytes;
+        int64_t headroom_bytes;
+    } * devs; /* n_devs of them, in the fit's arena */
 };
 
 /*
@@ -1443,6 +1465,13 @@ struct vf_card {
     uint64_t total_bytes;         /* issue 20: local: CUDA's total of the card, 0 otherwise */
     const struct vf_gpu_dev *dev; /* issue 28: local: the card whose free memory is the
                                    * budget, with its processes; NULL otherwise */
+    /* Issue 21: --gpu A,B: every device in the order given (count of them; usable_bytes is
+     * then the smallest); n_mix 0 = count cards of one kind. */
+    uint32_t n_mix;
+    struct vf_card_dev {
+        const char *name, *label;
+        uint64_t usable_bytes;
+    } mix[VF_MAX_MIX];
 };
 /* Resolves ref with gpus (--gpus, 0 = not given). VF_EINVAL for an unknown or ambiguous card
  * (the candidates listed), VF_EUSAGE for a bad count, vf_gpu_snapshot's errors for local. */

@@ -26,6 +26,8 @@ int cmd_estimate(int argc, char **argv)
         struct vf_render_opts ro = {.ascii = r.o.ascii, .catalog = r.cat};
         if (fit)
             fit->gpu = r.o.json ? ans->card.name : ans->card.label;
+        for (uint32_t i = 0; fit && !r.o.json && i < fit->n_devs && i < ans->card.n_mix; i++)
+            fit->devs[i].gpu = ans->card.mix[i].label; /* issue 21: --gpu A,B */
         rc = cli_print(r.o.json ? vf_render_estimate_json(r.a, &ans->est, fit)
                                 : vf_render_estimate_text(r.a, &ans->est, fit, &ro));
         if (!rc && !ans->yes)

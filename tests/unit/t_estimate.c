@@ -335,6 +335,34 @@ static void pick_fx(void **state)
     }
 }
 
+/* Issue 21 (DESIGN section 8): --gpu A,B mixes, one entry per device in the order given, the
+ * usable bytes each card's (gpus.tsv: RTX 4090 25,394,413,568 B, RTX 3090 25,318,916,096 B,
+ * A100 80 GB SXM 85,440,069,632 B), the card's usable_bytes the smallest; a typo or 'local'
+ * in a mix is an error. */
+static void card_mix(void **s)
+{
+    (void)s;
+    struct vf_card c;
+    struct vf_error err = {0};
+    assert_int_equal(vf_card_resolve(th_arena, th_cat, "rtx-4090,2xrtx-3090", 0, &c, &err), VF_OK);
+    assert_int_equal(c.count, 3);
+    assert_int_equal(c.n_mix, 3);
+    assert_u64(c.mix[0].usable_bytes, 25394413568ULL);
+    assert_u64(c.mix[2].usable_bytes, 25318916096ULL);
+    assert_u64(c.usable_bytes, 25318916096ULL);
+    assert_string_equal(c.label, "RTX 4090 24 GB + 2x RTX 3090 24 GB");
+    assert_int_equal(vf_card_resolve(th_arena, th_cat, "a100-80gb-sxm:2,24GiB", 0, &c, &err),
+                     VF_OK);
+    assert_int_equal(c.count, 3);
+    assert_u64(c.mix[1].usable_bytes, 85440069632ULL);
+    assert_u64(c.mix[2].usable_bytes, 24ULL << 30);
+    assert_int_equal(vf_card_resolve(th_arena, th_cat, "rtx-4090,rtx-309", 0, &c, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "did you mean rtx-3090"));
+    assert_int_equal(vf_card_resolve(th_arena, th_cat, "rtx-4090,local", 0, &c, &err), VF_EUSAGE);
+    assert_int_equal(vf_card_resolve(th_arena, th_cat, "rtx-4090,rtx-3090", 3, &c, &err),
+                     VF_EUSAGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +379,7 @@ int main(void)
         cmocka_unit_test(guide_weights_table),
         cmocka_unit_test(guide_kv_sentences),
         cmocka_unit_test(pick_fx),
+        cmocka_unit_test(card_mix),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -307,6 +307,27 @@ static void test_measured_9221(void **s)
     assert_int_equal(vf_estimate(th_arena, &m, &w2, &e2, NULL), VF_EINVAL);
 }
 
+/* F-LCPP-15 (issue 21): --gpu 24GiB,8GiB, no -ts: llama.cpp splits the 16 + 1 layers of Llama
+ * 3.2 1B (bf16, every layer 60,821,504 params = 121,643,008 B) by free memory, (24 GiB - 466
+ * MiB) : (8 GiB - 466 MiB) = 24110 : 7726 MiB, GPU 0's share 0.75732: layer il goes there while
+ * il / 17 < 0.75732, il <= 12: 13 layers = 1,581,359,104 B. GPU 1: layers 13-15 (364,929,024 B)
+ * + the output layer, tied: the embeddings again 128256 x 2048 x 2 = 525,336,576 B + the
+ * output norm 4096 B: 890,269,696 B. An even split would give 9 and 8 layers. */
+static void test_mix_split(void **s)
+{
+    (void)s;
+    struct vf_workload w = {.ctx_tokens = 4096, .gpus = 2, .usable_bytes = 8ULL << 30};
+    w.n_mix = 2;
+    w.mix_usable[0] = 24ULL << 30;
+    w.mix_usable[1] = 8ULL << 30;
+    struct vf_estimate e = run("llama-3.2-1b", &w, VF_OK);
+    assert_u64(comp_on(&e, "model_buffer", 0), 1581359104ULL);
+    assert_u64(comp_on(&e, "model_buffer", 1), 890269696ULL);
+    opt(&w, "-ts", "1,1"); /* -ts overrides: 17 x 0.5 = 8.5, layers 0-8 on GPU 0 */
+    e = run("llama-3.2-1b", &w, VF_OK);
+    assert_u64(comp_on(&e, "model_buffer", 0), 9 * 121643008ULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_cpu_and_fixes),    cmocka_unit_test(test_measured_9221),
         cmocka_unit_test(test_kv_rotation),      cmocka_unit_test(test_mixed_kv),
         cmocka_unit_test(test_host_weight_copy), cmocka_unit_test(test_fit_on),
+        cmocka_unit_test(test_mix_split),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

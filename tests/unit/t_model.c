@@ -418,14 +418,44 @@ static void test_lenient(void **state)
     vf_arena_close(a);
 }
 
+/* Issue 21's catalog families (configs cited in data/models.tsv), F-KV-01/02/05 at 16 bits:
+ * GLM-4.7: 92 layers x 2 (K, V) x 8 heads x 128 x 2 B = 376,832 B/token.
+ * GLM-4.7-Flash (MLA): 47 layers x (kv_lora_rank 512 + rope 64) x 2 B = 54,144 B/token.
+ * Qwen3.5-397B-A17B: 15 full layers x 2 x 2 heads x 256 x 2 B = 30,720 B/token; its 45 Gated
+ * DeltaNet layers: (64 x 128 x 128 + (2 x 16 x 128 + 64 x 128) x 3) x 45 x 2 B = 97,689,600 B
+ * of state per sequence; the 60 layers as layer_types says (every 4th full).
+ * Command R v01 (no GQA): 40 layers x 2 x 64 heads x 128 x 2 B = 1,310,720 B/token. */
+static void test_issue21_families(void **state)
+{
+    (void)state;
+    struct vf_model m;
+    struct vf_arena *a = load("glm-4.7", &m);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 376832);
+    vf_arena_close(a);
+    a = load("glm-4.7-flash", &m);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 54144);
+    vf_arena_close(a);
+    a = load("qwen3.5-397b-a17b", &m);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 30720);
+    assert_u64(m.recurrent_state_bytes, 97689600);
+    assert_int_equal(m.n_layers, 60);
+    assert_int_equal(m.layer_kind[3], VF_LAYER_ATTN_FULL);
+    assert_int_equal(m.layer_kind[4], VF_LAYER_RECURRENT);
+    vf_arena_close(a);
+    a = load("command-r-v01", &m);
+    assert_u64(vf_model_kv_bytes_per_token(&m, VF_DT_DEFAULT), 1310720);
+    vf_arena_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_counts), cmocka_unit_test(test_kv_guide),
-        cmocka_unit_test(test_kv_mla),       cmocka_unit_test(test_reference),
-        cmocka_unit_test(test_groups),       cmocka_unit_test(test_layer_kinds),
-        cmocka_unit_test(test_malformed),    cmocka_unit_test(test_lenient),
-        cmocka_unit_test(test_params_ref),   cmocka_unit_test(test_quant_configs),
+        cmocka_unit_test(test_exact_counts),     cmocka_unit_test(test_kv_guide),
+        cmocka_unit_test(test_kv_mla),           cmocka_unit_test(test_reference),
+        cmocka_unit_test(test_groups),           cmocka_unit_test(test_layer_kinds),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_lenient),
+        cmocka_unit_test(test_params_ref),       cmocka_unit_test(test_quant_configs),
+        cmocka_unit_test(test_issue21_families),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include "th.h"
 
 #include "internal.h"
+#include "engine/est_ollama.h"
 
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)
@@ -212,13 +213,44 @@ static void test_spill(void **s)
     assert_u64(f.spill.host_bytes, 20853424128ULL);
 }
 
+/* F-OLL-10 (issue 21): Ollama's layout (llm/server.go v0.15.5 assignLayers, findBestFit,
+ * greedyFit) on sizes given by hand, GPUs sorted largest first. */
+static void test_layout(void **s)
+{
+    (void)s;
+    uint32_t count[2];
+    uint64_t ten[10] = {10, 10, 10, 10, 10, 10, 10, 10, 10, 10};
+    /* 5 layers of 10 B on 100 + 100 B: one GPU holds all 50 B: as few GPUs as hold them */
+    uint64_t big[2] = {100, 100};
+    assert_int_equal(vf__oll_layout(ten, 5, big, 2, count), 5);
+    assert_int_equal(count[0], 5);
+    assert_int_equal(count[1], 0);
+    /* 10 layers on 60 + 50 B: no one GPU; both, the last layers on the last GPU. A factor
+     * below 1 holds floor(60f / 10) + floor(50f / 10) <= 9 layers, so the factor stays 1:
+     * GPU 1 takes layers 9-5 (50 B), GPU 0 layers 4-0 */
+    uint64_t cap[2] = {60, 50};
+    assert_int_equal(vf__oll_layout(ten, 10, cap, 2, count), 10);
+    assert_int_equal(count[0], 5);
+    assert_int_equal(count[1], 5);
+    /* balanced: 4 layers on 100 + 100 B fit on GPU 0 alone (4 at factor 0.4) */
+    assert_int_equal(vf__oll_layout(ten, 4, big, 2, count), 4);
+    assert_int_equal(count[0], 4);
+    /* 5 layers of 10 B and an output layer of 25 B on 30 + 20 B: the output fits only on GPU 0
+     * and then nothing else does (1 placed); the second pass leaves the output to the CPU:
+     * GPU 1 (20 B) takes layers 4, 3, GPU 0 (30 B) layers 2-0: 5 placed */
+    uint64_t sz[6] = {10, 10, 10, 10, 10, 25}, small[2] = {30, 20};
+    assert_int_equal(vf__oll_layout(sz, 6, small, 2, count), 5);
+    assert_int_equal(count[0], 3);
+    assert_int_equal(count[1], 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma3_row), cmocka_unit_test(test_default_ctx),
         cmocka_unit_test(test_parallel),   cmocka_unit_test(test_partial_offload),
         cmocka_unit_test(test_memgo_row),  cmocka_unit_test(test_eras),
-        cmocka_unit_test(test_spill),
+        cmocka_unit_test(test_spill),      cmocka_unit_test(test_layout),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -96,7 +96,72 @@ static size_t near_cards(const struct vf_catalog *c, const char *ref,
     return n;
 }
 
+static enum vf_err card_one(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                            uint32_t gpus, struct vf_card *out, struct vf_error *err);
+
+/* Issue 21 (DESIGN section 8): --gpu A,B, a mix of cards in one box, in device order: each item
+ * a card as --gpu takes it (a catalog card, a size; CARD:N or NxCARD for N alike), expanded to
+ * one entry per device. The label joins the cards ("RTX 4090 24 GB + RTX 3090 24 GB"); the
+ * usable bytes are the smallest card's. gpus (--gpus), when given, must equal the devices. */
+static enum vf_err card_mix(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                            uint32_t gpus, struct vf_card *out, struct vf_error *err)
+{
+    char *list = vf_arena_strdup(a, ref), *save = NULL;
+    struct vf__sb lb;
+    vf__sb_init(&lb, a);
+    if (!list)
+        return vf__errf(err, VF_ENOMEM, "out of memory");
+    out->usable_bytes = UINT64_MAX;
+    out->count = 0;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        uint64_t n = 1;
+        char *x = item + strspn(item, "0123456789");
+        if (x > item && (*x == 'x' || *x == 'X') && x[1]) { /* 2xa100-80gb-sxm */
+            *x = 0;
+            struct vf_error e = {0};
+            if (vf_parse_count(item, &n, &e) || n == 0 || n > VF_MAX_MIX)
+                return vf__errf(err, VF_EUSAGE, "--gpu %s: '%sx' must be 1 to %d cards", ref, item,
+                                VF_MAX_MIX);
+            item = x + 1;
+        }
+        if (!strncmp(item, "local", 5))
+            return vf__errf(err, VF_EUSAGE, "--gpu %s: 'local' cannot be part of a mix", ref);
+        struct vf_card one;
+        enum vf_err rc = card_one(a, c, item, 0, &one, err);
+        if (rc)
+            return rc;
+        n *= one.count;
+        if (n > VF_MAX_MIX - out->count)
+            return vf__errf(err, VF_EUSAGE, "--gpu %s: more than %d devices in a mix", ref,
+                            VF_MAX_MIX);
+        vf__sb_printf(&lb, "%s%s%s", lb.len ? " + " : "",
+                      n > 1 ? vf_arena_printf(a, "%llux ", (unsigned long long)n) : "", one.label);
+        for (uint64_t i = 0; i < n; i++)
+            out->mix[out->count++] = (struct vf_card_dev){one.name, one.label, one.usable_bytes};
+        if (one.usable_bytes < out->usable_bytes)
+            out->usable_bytes = one.usable_bytes;
+    }
+    if (!out->count)
+        return vf__errf(err, VF_EUSAGE, "--gpu %s: which cards? (rtx-4090,rtx-3090)", ref);
+    if (gpus && gpus != out->count)
+        return vf__errf(err, VF_EUSAGE, "--gpu %s names %u cards, --gpus %u", ref, out->count,
+                        gpus);
+    out->n_mix = out->count;
+    out->name = ref;
+    out->label = vf__sb_done(&lb);
+    return out->label ? VF_OK : vf__errf(err, VF_ENOMEM, "out of memory");
+}
+
 enum vf_err vf_card_resolve(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
+                            uint32_t gpus, struct vf_card *out, struct vf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (strchr(ref, ','))
+        return card_mix(a, c, ref, gpus, out, err);
+    return card_one(a, c, ref, gpus, out, err);
+}
+
+static enum vf_err card_one(struct vf_arena *a, const struct vf_catalog *c, const char *ref,
                             uint32_t gpus, struct vf_card *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -306,6 +371,9 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
         if ((rc = vf_card_resolve(a, c, w->gpu, w->gpus_asked, &out->card, err)))
             return rc;
         w->gpus = out->card.count;
+        w->n_mix = out->card.n_mix; /* issue 21: --gpu A,B */
+        for (uint32_t i = 0; i < out->card.n_mix; i++)
+            w->mix_usable[i] = out->card.mix[i].usable_bytes;
         w->usable_bytes = out->card.usable_bytes;
         w->card_total_bytes = out->card.total_bytes; /* issue 20 */
         out->has_fit = true;
@@ -319,6 +387,8 @@ enum vf_err vf_answer_estimate(struct vf_arena *a, const struct vf_catalog *c,
     if (out->has_fit && (rc = vf_fit(a, &out->model, w, out->card.name, out->card.usable_bytes,
                                      out->card.count, &out->fit, err)))
         return rc;
+    for (uint32_t i = 0; out->has_fit && i < out->fit.n_devs && i < out->card.n_mix; i++)
+        out->fit.devs[i].gpu = out->card.mix[i].name; /* issue 21: --gpu A,B */
     if (out->has_fit && (rc = fit_speed(a, c, &out->model, &out->est, w, &out->fit, err)))
         return rc;
     if (out->has_fit && out->card.dev)

@@ -452,18 +452,20 @@ uint64_t vf__lcpp_gpu_peak(const struct vf_lcpp_cfg *c, const struct vf_lcpp_pla
     return best;
 }
 
-uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c, uint32_t l)
+uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                              const struct vf_lcpp_plan *p, uint32_t l)
 {
-    if (l >= m->n_layers)
+    const struct vf_quant *q = c->q;
+    if (l > m->n_layers)
         return 0;
-    uint64_t n_seq = c->n_seq ? c->n_seq : 1;
-    uint64_t cells = pad_up(c->n_ctx ? c->n_ctx : 1, LCPP_PAD);
-    if (kind_of(m, l) == VF_LAYER_ATTN_SLIDING && m->sliding_window && !c->swa_full) {
-        uint64_t s = (uint64_t)m->sliding_window * n_seq + c->n_ubatch;
-        cells = s < cells ? pad_up(s, LCPP_PAD) : cells;
-    }
-    return vf__sat_add(vf_model_layer_weight_bytes(m, c->q, (int32_t)l),
-                       vf__sat_add(vf__sat_mul(cell_bytes(m, c, l), cells), state_bytes(m, c, l)));
+    if (l == m->n_layers) /* the output layer as a GPU holds it (tied: the embeddings again) */
+        return vf__sat_add(
+            vf__sat_add(global_bytes(m, q, VF_T_OUTPUT), global_bytes(m, q, VF_T_NORM)),
+            global_bytes(m, q, VF_T_OUTPUT) ? 0 : global_bytes(m, q, VF_T_TOKEN_EMBD));
+    uint64_t cells = kind_of(m, l) == VF_LAYER_ATTN_SLIDING ? p->swa_cells : p->cells;
+    uint64_t kvb = vf__sat_add(vf__sat_mul(vf__sat_mul(cell_bytes(m, c, l), cells), p->n_stream),
+                               state_bytes(m, c, l));
+    return vf__sat_add(vf_model_layer_weight_bytes(m, q, (int32_t)l), kvb);
 }
 
 void vf__lcpp_spill(const struct vf_model *m, const struct vf_lcpp_cfg *c,
@@ -629,6 +631,17 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
         if (c->n_gpus && n > c->n_gpus)
             return vf__errf(err, VF_EINVAL, "llama.cpp: -ts gives %u weights for %u GPUs", n,
                             c->n_gpus);
+        c->split_ts = true;
+    }
+    /* F-LCPP-15 (issue 21): without -ts, llama_model::load_tensors splits the layers in
+     * proportion to each device's free memory (src/llama-model.cpp, "default split, by free
+     * memory"), read once the CUDA context exists: a --gpu A,B mix's usable bytes less it */
+    for (uint32_t g = 0; c->n_gpus && g < w->n_mix && g < VF_LCPP_MAX_GPUS; g++) {
+        c->mix[c->n_mix++] = w->mix_usable[g];
+        if (!c->split_ts)
+            c->split[g] = w->mix_usable[g] > VF_LCPP_CUDA_OVERHEAD
+                              ? (double)(w->mix_usable[g] - VF_LCPP_CUDA_OVERHEAD)
+                              : 0;
     }
     return VF_OK;
 }
@@ -656,6 +669,31 @@ static uint64_t peak_of(const struct vf_model *m, const struct vf_lcpp_cfg *c)
     return vf__lcpp_gpu_peak(c, &p);
 }
 
+/* F-FIT-08 for llama.cpp's own choices (--fit, the fixes): the need of cfg against a budget.
+ * One kind of card: the peak. A --gpu A,B mix: the smallest card plus the largest shortfall
+ * over the devices, each against its own usable bytes, so need <= usable - margin exactly when
+ * every device keeps the margin free. */
+static uint64_t need_of(const struct vf_model *m, const struct vf_lcpp_cfg *c)
+{
+    struct vf_lcpp_plan p;
+    if (!c->n_mix)
+        return peak_of(m, c);
+    if (vf__lcpp_plan(m, c, &p, NULL))
+        return VF_UNKNOWN;
+    __int128 worst = INT64_MIN;
+    uint64_t least = UINT64_MAX;
+    for (uint32_t g = 0; g < c->n_mix && g < c->n_gpus; g++) {
+        uint64_t d =
+            vf__sat_add(vf__sat_add(p.model[g], p.kv[g]), vf__sat_add(p.compute[g], p.output[g]));
+        d = vf__sat_add(d, VF_LCPP_CUDA_OVERHEAD);
+        __int128 x = (__int128)d - c->mix[g];
+        worst = x > worst ? x : worst;
+        least = c->mix[g] < least ? c->mix[g] : least;
+    }
+    __int128 t = (__int128)least + worst;
+    return t < 0 ? 0 : t >= (__int128)VF_UNKNOWN ? VF_UNKNOWN - 1 : (uint64_t)t;
+}
+
 struct solve_ctx {
     const struct vf_model *m;
     struct vf_lcpp_cfg c;
@@ -673,7 +711,7 @@ static bool solve_pred(uint64_t v, void *ud)
         c.ngl = (int64_t)v;
     else
         c.n_cpu_moe = s->m->n_layers - (uint32_t)v;
-    return peak_of(s->m, &c) <= s->budget;
+    return need_of(s->m, &c) <= s->budget;
 }
 
 /* What --fit chose (F-LCPP-11). */
@@ -698,7 +736,7 @@ static struct fit_choice fit_choose(const struct vf_model *m, const struct vf_lc
     struct fit_choice f = {.c = *c};
     uint64_t n_seq = c->n_seq ? c->n_seq : 1;
     struct solve_ctx s = {.m = m, .c = *c, .budget = usable > margin ? usable - margin : 0};
-    if (peak_of(m, c) <= s.budget) {
+    if (need_of(m, c) <= s.budget) {
         f.fits = true;
         return f;
     }
@@ -767,7 +805,7 @@ static void add_fixes(struct vf_arena *a, const struct vf_model *m, const struct
     uint64_t n_seq = c->n_seq ? c->n_seq : 1;
     uint64_t max_ctx =
         m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN ? m->max_ctx_tokens : 131072;
-    bool fits = peak_of(m, c) <= usable;
+    bool fits = need_of(m, c) <= usable;
 
     /* largest -c */
     s.what = 0;
@@ -805,11 +843,11 @@ static void add_fixes(struct vf_arena *a, const struct vf_model *m, const struct
         struct vf_lcpp_cfg cc = *c;
         cc.tk = cc.tv = VF_DT_Q8_0;
         cc.flash_attn = true;
-        uint64_t pk = peak_of(m, &cc);
+        uint64_t pk = peak_of(m, &cc), nd = need_of(m, &cc);
         if (pk != VF_UNKNOWN)
-            vf__fix(a, e, "-ctk q8_0 -ctv q8_0 -fa on: %s on the GPU (%s)",
-                    vf_format_bytes(b1, sizeof b1, pk, VF_FMT_IEC),
-                    pk <= usable ? "fits" : "still short");
+            vf__fix(a, e, "-ctk q8_0 -ctv q8_0 -fa on: %s on the %sGPU (%s)",
+                    vf_format_bytes(b1, sizeof b1, pk, VF_FMT_IEC), c->n_mix ? "most loaded " : "",
+                    nd <= usable ? "fits" : "still short");
     }
     /* experts of the first N layers on the CPU */
     if (m->n_experts && c->n_cpu_moe < m->n_layers) {
@@ -848,7 +886,11 @@ static void lcpp_assume_layers(struct vf_arena *a, const struct vf_model *m,
         vf__assume(a, e,
                    "layers split over %u GPUs %s (-sm layer); pipeline-parallel copies of "
                    "the compute buffer not modelled",
-                   c->n_gpus, c->split[0] > 0 ? "by -ts" : "evenly");
+                   c->n_gpus,
+                   c->split_ts       ? "by -ts"
+                   : c->split[0] > 0 ? "in proportion to each one's free memory (llama.cpp's "
+                                       "default without -ts, F-LCPP-15)"
+                                     : "evenly");
     if (c->n_cpu_moe)
         vf__assume(a, e, "routed experts of the first %u layers on the CPU (--n-cpu-moe)",
                    c->n_cpu_moe);

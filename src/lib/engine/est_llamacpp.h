@@ -32,7 +32,10 @@ struct vf_lcpp_cfg {
                                      * after every repeating layer (F-LCPP-02, F-LCPP-14) */
     uint32_t n_cpu_moe;             /* expert tensors of the first N layers stay on the CPU */
     double split[VF_LCPP_MAX_GPUS]; /* -ts weights (0 everywhere = even) */
-    const struct vf_quant *q;       /* NULL = the model's own storage */
+    bool split_ts;                  /* split is -ts's (else free memory, or even) */
+    uint32_t n_mix;                 /* issue 21: --gpu A,B: each GPU's usable bytes */
+    uint64_t mix[VF_LCPP_MAX_GPUS];
+    const struct vf_quant *q; /* NULL = the model's own storage */
 };
 
 /* What llama.cpp allocates, per GPU and on the host (bytes). */
@@ -67,8 +70,11 @@ uint64_t vf__lcpp_components(struct vf_estimate *e, const struct vf_lcpp_cfg *c,
 void vf__lcpp_spill(const struct vf_model *m, const struct vf_lcpp_cfg *c,
                     const struct vf_lcpp_plan *p, struct vf_estimate *e);
 
-/* Bytes of one offloaded layer on a GPU (weights + its KV), for planners (Ollama). */
-uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c, uint32_t l);
+/* Bytes layer l of plan p takes on a GPU: its weights, KV cells and recurrent state; l ==
+ * n_layers: the output layer (output + norm, or the tied embeddings again). For planners
+ * (Ollama's layout, F-OLL-10). */
+uint64_t vf__lcpp_layer_bytes(const struct vf_model *m, const struct vf_lcpp_cfg *c,
+                              const struct vf_lcpp_plan *p, uint32_t l);
 
 /* F-LCPP-09: the CUDA context + cuBLAS handles per GPU that llama.cpp's breakdown lists as
  * "unaccounted" (466/467 MiB on RTX 3080s in measured-public.jsonl). */

@@ -51,9 +51,13 @@ struct oll_cfg {
     /* F-OLL-09: the release's rules (--engine ollama@0.X.Y; the newest without one) */
     bool memgo;         /* before 0.11.11: memory.go's planner (F-OLL-08) */
     bool proj_last;     /* 0.7.1 on: an Ollama-engine model's projector with the output layer */
+    bool own;           /* an architecture Ollama's own engine runs (else its llama.cpp runner) */
     uint64_t ctx_fixed; /* the default num_ctx, 0: by VRAM (0.15.5 on) */
     uint64_t par_auto;  /* num_parallel tried first when unset (then 1), 1: fixed */
     const char *ver;    /* the release asked, NULL: the newest modelled */
+    /* F-OLL-10 (issue 21): several GPUs: the plan's GPU i is the card dev[i] of the request
+     * (n_dev of them used); n_dev 0 = the plan's GPUs are the request's, in order. */
+    uint32_t n_dev, dev[VF_OLL_MAX_GPUS];
 };
 
 /* F-OLL-09: the rules of release `v` (NULL: the newest). Sources in oll_rules below. */
@@ -68,9 +72,10 @@ static void oll_era(const char *v, const struct vf_model *m, struct oll_cfg *o)
     /* the architectures Ollama's own engine runs (fs/ggml OllamaEngineRequired) */
     static const char *const own[] = {"gemma3", "gemma3_text", "mistral3", "qwen3",
                                       "llama4", "llama4_text", "mllama",   "gpt_oss"};
-    o->proj_last = false;
-    for (size_t i = 0; !BEFORE("0.7.1") && m->model_type && i < sizeof own / sizeof own[0]; i++)
-        o->proj_last |= !strcmp(m->model_type, own[i]);
+    o->proj_last = o->own = false;
+    for (size_t i = 0; m->model_type && i < sizeof own / sizeof own[0]; i++)
+        o->own |= !strcmp(m->model_type, own[i]);
+    o->proj_last = o->own && !BEFORE("0.7.1");
 #undef BEFORE
 }
 
@@ -136,6 +141,9 @@ static enum vf_err read_cfg(const struct vf_model *m, const struct vf_workload *
         uint64_t vram = w->usable_bytes && w->usable_bytes != VF_UNKNOWN
                             ? vf__sat_mul(w->usable_bytes, w->gpus ? w->gpus : 1)
                             : 0;
+        if (w->n_mix) /* issue 21: the total of a --gpu A,B mix */
+            for (uint32_t g = vram = 0; g < w->n_mix; g++)
+                vram = vf__sat_add(vram, w->mix_usable[g]);
         o->num_ctx = vram >= (47ULL << 30) ? 262144 : vram >= (23ULL << 30) ? 32768 : 4096;
         if (m->max_ctx_tokens && m->max_ctx_tokens != VF_UNKNOWN && o->num_ctx > m->max_ctx_tokens)
             o->num_ctx = m->max_ctx_tokens;
@@ -200,6 +208,133 @@ static int64_t offload_layers(const struct vf_model *m, const struct oll_cfg *o,
             return n;
     }
     return 0;
+}
+
+/* The usable bytes of the request's GPU g (a --gpu A,B mix's own, else the card's). */
+static uint64_t dev_usable(const struct vf_workload *w, uint32_t g)
+{
+    return g < w->n_mix ? w->mix_usable[g] : w->usable_bytes;
+}
+
+/* F-OLL-10: the plan's settings for the layout: count[j] layers on the sorted GPU order[j]
+ * (those with none left out), ngl the layers placed. */
+static void layout_cfg(struct oll_cfg *o, const uint32_t *order, const uint32_t *count, uint32_t n,
+                       uint32_t placed)
+{
+    memset(o->c.split, 0, sizeof o->c.split);
+    o->n_dev = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (count[j]) {
+            o->c.split[o->n_dev] = count[j];
+            o->dev[o->n_dev++] = order[j];
+        }
+    if (!o->n_dev) /* nothing on a GPU: the largest keeps the context */
+        o->dev[o->n_dev++] = order[0];
+    o->c.n_gpus = o->n_dev;
+    o->c.split_ts = true;
+    o->c.ngl = placed;
+}
+
+/*
+ * F-OLL-10 (issue 21): Ollama's layout over several GPUs (est_ollama_layout.c): the GPUs by
+ * usable bytes, largest first (ties in the order given); each keeps MinimumMemory,
+ * OLLAMA_GPU_OVERHEAD and the graph (llama.cpp's compute buffer with every layer on one GPU)
+ * free, and for the llama.cpp runner one layer more (llamaServer.Load's buffer); the request's
+ * first GPU the projector too (llama.cpp loads it there); a layer is its weights + KV (+ recurrent
+ * state) as llama.cpp allocates them, the output layer last. Sets o->c to the layout and, where it
+ * leaves layers on the CPU, need[] to what each request GPU would need for all of them, spread as
+ * the capacities are (*has_need). Errors as vf__lcpp_plan.
+ */
+static enum vf_err oll_layout(struct vf_arena *a, const struct vf_model *m,
+                              const struct vf_workload *w, struct oll_cfg *o, uint64_t *need,
+                              bool *has_need, struct vf_error *err)
+{
+    uint32_t n = o->c.n_gpus > VF_OLL_MAX_GPUS ? VF_OLL_MAX_GPUS : o->c.n_gpus, nl = m->n_layers;
+    uint32_t order[VF_OLL_MAX_GPUS], count[VF_OLL_MAX_GPUS];
+    uint64_t cap[VF_OLL_MAX_GPUS], reserve = vf__sat_add(OLL_MIN_MEMORY, o->overhead);
+    struct vf_lcpp_cfg one = o->c;
+    struct vf_lcpp_plan p;
+    one.n_gpus = 1;
+    one.ngl = (int64_t)nl + 1;
+    enum vf_err rc = vf__lcpp_plan(m, &one, &p, err);
+    uint64_t *size = rc ? NULL : vf_arena_alloc(a, sizeof *size * ((size_t)nl + 1));
+    if (rc || !size)
+        return rc ? rc : vf__errf(err, VF_ENOMEM, "ollama: out of memory");
+    for (uint32_t l = 0; l <= nl; l++)
+        size[l] = vf__lcpp_layer_bytes(m, &one, &p, l);
+    for (uint32_t g = 0; g < n; g++) { /* insertion: by usable bytes, largest first, stable */
+        uint32_t k = g;
+        for (; k > 0 && dev_usable(w, order[k - 1]) < dev_usable(w, g); k--)
+            order[k] = order[k - 1];
+        order[k] = g;
+    }
+    for (uint32_t j = 0; j < n; j++) { /* the llama.cpp runner keeps one layer more free */
+        uint64_t keep = vf__sat_add(vf__sat_add(reserve, p.compute[0]), o->own ? 0 : size[0]);
+        keep = vf__sat_add(keep, order[j] ? 0 : vf__sat_add(o->proj_weights, o->proj_graph));
+        uint64_t u = dev_usable(w, order[j]);
+        cap[j] = u > keep ? u - keep : 0;
+    }
+    uint32_t placed = vf__oll_layout(size, nl + 1, cap, n, count);
+    *has_need = placed < nl + 1;
+    if (*has_need) { /* every layer, spread as the capacities are: what "fits" would need */
+        struct oll_cfg all = *o;
+        uint32_t share[VF_OLL_MAX_GPUS] = {0};
+        for (uint32_t j = 0; j < n; j++)
+            share[j] = (uint32_t)(cap[j] >> 20) + 1;
+        layout_cfg(&all, order, share, n, nl + 1);
+        if ((rc = vf__lcpp_plan(m, &all.c, &p, err)))
+            return rc;
+        for (uint32_t j = 0; j < n; j++)
+            need[order[j]] = vf__sat_add(
+                vf__sat_add(vf__sat_add(p.model[j], p.kv[j]), vf__sat_add(p.compute[j], reserve)),
+                order[j] ? 0 : vf__sat_add(o->proj_weights, o->proj_graph));
+    }
+    layout_cfg(o, order, count, n, placed);
+    return VF_OK;
+}
+
+/* F-OLL-10: the layout's components on the request's GPUs (the plan's GPU i is o->dev[i]),
+ * Ollama's reserve on each GPU used and none on the others; every GPU of the request listed;
+ * need (NULL: the components) what each would need for every layer, the total its largest. */
+static void layout_results(struct vf_arena *a, const struct vf_workload *w, const struct oll_cfg *o,
+                           size_t first, const uint64_t *need, struct vf_estimate *e)
+{
+    char b[32];
+    struct vf_component *x;
+    size_t end = e->n_components;
+    for (size_t i = first; i < end; i++) {
+        struct vf_component *c = &e->components[i];
+        if (!strncmp(c->name, "mmproj_", 7)) /* llama.cpp: the first GPU of the request */
+            c->device = 0;
+        else if (c->device >= 0 && (uint32_t)c->device < o->n_dev)
+            c->device = (int)o->dev[c->device];
+        else if (c->device == VF_DEV_ALL_GPUS) {
+            c->device = (int)o->dev[0];
+            for (uint32_t j = 1; j < o->n_dev; j++)
+                if ((x = vf__add_component(e, c->name, c->bytes, c->phase, c->note)))
+                    x->device = (int)o->dev[j];
+        }
+    }
+    e->gpus = w->gpus;
+    if (need) {
+        e->n_dev_need = w->gpus < VF_MAX_MIX ? w->gpus : VF_MAX_MIX;
+        e->total_bytes = 0;
+        for (uint32_t g = 0; g < e->n_dev_need; g++) {
+            e->dev_need[g] = need[g];
+            e->total_bytes = need[g] > e->total_bytes ? need[g] : e->total_bytes;
+        }
+    }
+    struct vf__sb s;
+    vf__sb_init(&s, a);
+    for (uint32_t i = 0; i < o->n_dev; i++)
+        vf__sb_printf(&s, "%sGPU %u: %g layers", i ? ", " : "", o->dev[i], o->c.split[i]);
+    vf__assume(a, e,
+               "Ollama's layout over %u GPUs (llm/server.go v0.15.5, F-OLL-10): as few GPUs as "
+               "hold the layers, the most free memory first, balanced: %s%s",
+               w->gpus, o->c.ngl ? vf__sb_done(&s) : "none on a GPU",
+               need ? vf_arena_printf(a, "; every layer would need %s on the most loaded GPU",
+                                      vf_format_bytes(b, sizeof b, e->total_bytes, VF_FMT_IEC))
+                    : "");
 }
 
 /* The assumptions of the settings Ollama hands llama.cpp (F-OLL-01..03, F-OLL-09). */
@@ -339,8 +474,8 @@ static void oll_projector(struct vf_arena *a, const struct oll_cfg *o, struct vf
 }
 
 /* F-OLL-08: memory.go's inputs for the settings o on n GPUs of `usable` bytes (0: no card). */
-static void memgo_in(const struct oll_cfg *o, uint64_t usable, int64_t num_gpu,
-                     struct vf_oll_memgo_in *in)
+static void memgo_in(const struct oll_cfg *o, const struct vf_workload *w, uint64_t usable,
+                     int64_t num_gpu, struct vf_oll_memgo_in *in)
 {
     memset(in, 0, sizeof *in);
     in->context = o->num_ctx * o->parallel;
@@ -350,8 +485,8 @@ static void memgo_in(const struct oll_cfg *o, uint64_t usable, int64_t num_gpu,
     in->parallel = o->parallel;
     in->kv_elem = o->c.tk == VF_DT_Q8_0 ? 1.0 : o->c.tk == VF_DT_Q4_0 ? 0.5 : 2.0;
     in->n_gpus = o->c.n_gpus > VF_OLL_MAX_GPUS ? VF_OLL_MAX_GPUS : o->c.n_gpus;
-    for (uint32_t g = 0; g < in->n_gpus; g++)
-        in->free[g] = usable ? usable : UINT64_MAX / 4;
+    for (uint32_t g = 0; g < in->n_gpus; g++) /* issue 21: a --gpu A,B mix's own */
+        in->free[g] = !usable ? UINT64_MAX / 4 : g < w->n_mix ? w->mix_usable[g] : usable;
     in->overhead = o->overhead;
     in->minimum = OLL_MIN_MEMORY;
     in->num_gpu = num_gpu;
@@ -444,11 +579,11 @@ static enum vf_err oll_estimate_memgo(struct vf_arena *a, const struct vf_model 
     uint64_t usable = w->usable_bytes && w->usable_bytes != VF_UNKNOWN ? w->usable_bytes : 0;
     struct vf_oll_memgo_in in;
     struct vf_oll_memgo p, whole;
-    memgo_in(o, usable, num_gpu, &in);
+    memgo_in(o, w, usable, num_gpu, &in);
     vf__oll_memgo(m, &in, &p);
     if (o->par_default && o->parallel > 1 && usable && p.layers < p.layers_model) {
         o->parallel = 1; /* the scheduler tries its default, then 1 */
-        memgo_in(o, usable, num_gpu, &in);
+        memgo_in(o, w, usable, num_gpu, &in);
         vf__oll_memgo(m, &in, &p);
     }
     o->c.n_ctx = in.context;
@@ -461,7 +596,7 @@ static enum vf_err oll_estimate_memgo(struct vf_arena *a, const struct vf_model 
     vf__term_kv_per_token(m, o->c.tk, e);
     oll_assume(a, o, e);
     memgo_components(a, o, &p, e);
-    memgo_in(o, 0, -1, &in);
+    memgo_in(o, w, 0, -1, &in);
     vf__oll_memgo(m, &in, &whole);
     /* the placement keeps the larger graph free beside every layer (memory.go's check) */
     uint64_t gmax = whole.graph_full > whole.graph_partial ? whole.graph_full : whole.graph_partial;
@@ -502,9 +637,13 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
         return vf__errf(err, VF_EINVAL, "ollama: num_gpu '%s': expected a number of layers", ng);
     if (o.memgo)
         return oll_estimate_memgo(a, m, w, &o, ng ? (int64_t)num_gpu : -1, e, err);
+    uint64_t need[VF_OLL_MAX_GPUS];
+    bool has_need = false, layout = card && !ng && o.c.n_gpus > 1;
     if (ng) /* issue 21: num_gpu sets the layers offloaded; the planner does not choose */
         o.c.ngl = num_gpu > m->n_layers + 1ULL ? (int64_t)m->n_layers + 1 : (int64_t)num_gpu;
-    else if (card)
+    else if (layout && (rc = oll_layout(a, m, w, &o, need, &has_need, err)))
+        return rc;
+    else if (card && !layout)
         o.c.ngl = offload_layers(m, &o, w->usable_bytes);
     if ((rc = vf__lcpp_plan(m, &o.c, &p, err)))
         return rc;
@@ -517,15 +656,18 @@ static enum vf_err oll_estimate(struct vf_arena *a, const struct vf_model *m,
         return rc;
     vf__term_kv_per_token(m, o.c.tk, e);
     oll_assume(a, &o, e);
+    size_t first = e->n_components;
     e->host_bytes = vf__lcpp_components(e, &o.c, &p, vf__sat_add(o.overhead, OLL_MIN_MEMORY),
                                         "one CUDA context (Ollama's reserve)");
     oll_projector(a, &o, e);
     if ((rc = oll_total(m, &o, a, e, err)))
         return rc;
+    if (layout)
+        layout_results(a, w, &o, first, has_need ? need : NULL, e);
     oll_results(a, m, &o, &p, e->host_bytes, e);
     if (card || ng) /* Ollama runs what does not fit with layers on the CPU (issue 21) */
         vf__lcpp_spill(m, &o.c, &p, e);
-    if (card)
+    if (card && !layout)
         oll_fixes(a, m, &o, w->usable_bytes, e);
     return VF_OK;
 }

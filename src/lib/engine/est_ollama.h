@@ -44,4 +44,10 @@ struct vf_oll_memgo {
 void vf__oll_memgo(const struct vf_model *m, const struct vf_oll_memgo_in *in,
                    struct vf_oll_memgo *out);
 
+/* F-OLL-10 (issue 21): Ollama's layout of n_layers layers (size[], the output layer last) over
+ * n_gpus GPUs of cap[] bytes for layers each, sorted by free memory, largest first: count[j]
+ * the layers of GPU j, the last layers on the last GPU used. Returns the layers placed. */
+uint32_t vf__oll_layout(const uint64_t *size, uint32_t n_layers, const uint64_t *cap,
+                        uint32_t n_gpus, uint32_t *count);
+
 #endif

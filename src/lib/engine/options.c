@@ -111,7 +111,9 @@ static const struct vf_option table[] = {
     {O_FORCE, "--force", NULL, VF_KIND_FLAG, NULL, NULL, 0, 0, ALL_CMDS, 0, false, NULL,
      "allow a context beyond the model's maximum (rope scaling)"},
     {O_GPU, "--gpu", NULL, VF_KIND_TEXT, "CARD[:N]", NULL, 0, 0, VF_CMD_ESTIMATE | VF_CMD_EXPLAIN,
-     0, false, NULL, "a catalog card (rtx-4090, h100-sxm), a size (23.65GiB, 24GB) or local"},
+     0, false, NULL,
+     "a catalog card (rtx-4090, h100-sxm), a size (23.65GiB, 24GB), local, or mixed cards A,B "
+     "(rtx-4090,rtx-3090; 2xa100-80gb-sxm,rtx-4090)"},
     {O_GPUS, "--gpus", NAMES("--tensor-parallel-size", "-tp"), VF_KIND_COUNT, "N", NULL, 1, 4096,
      ALL_CMDS, 0, false, NULL, "cards the model is split over (default 1)"},
     {O_HOST_BW, "--host-bandwidth", NAMES("--host-bw"), VF_KIND_REAL, "GB/s", NULL, 0, 0, ALL_CMDS,

@@ -105,11 +105,15 @@ static bool type_is(const struct vf_model *m, const char *const *list)
 /* Architecture traits that follow from model_type alone (flag-dependent ones, such as
  * attention_bias, are added by the config reader before the call). */
 static const char *const four_norms[] = {"gemma2", "gemma3", "gemma3_text", NULL};
-static const char *const qk_norm_types[] = {"qwen3",  "qwen3_moe",   "qwen3_next",
-                                            "gemma3", "gemma3_text", NULL};
+static const char *const qk_norm_types[] = {
+    "qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text", "gemma3", "gemma3_text", NULL};
 static const char *const qkv_bias_types[] = {"qwen2", "qwen2_moe", NULL};
 static const char *const router_bias_types[] = {"deepseek_v3", "kimi_k2", "glm4_moe", NULL};
-static const char *const shared_gate_types[] = {"qwen2_moe", "qwen3_next", NULL};
+static const char *const shared_gate_types[] = {"qwen2_moe", "qwen3_next", "qwen3_5_moe_text",
+                                                NULL};
+/* Gated attention: q_proj also yields the output gate (2x width): Qwen3-Next, and Qwen3.5 (its
+ * config.json: "attn_output_gate": true). */
+static const char *const out_gate_types[] = {"qwen3_next", "qwen3_5_moe_text", NULL};
 static const char *const fused_types[] = {"phi3", NULL};
 
 /* F-PAR-01: the token mixer of one attention layer. */
@@ -139,8 +143,7 @@ static void add_attention(struct builder *b, const struct vf_model *m, int32_t l
 
     uint64_t q = mul(b, nh, m->head_dim), k = mul(b, kvh, m->head_dim);
     uint64_t v = mul(b, kvh, m->head_dim_v), o = mul(b, nh, m->head_dim_v);
-    /* Qwen3-Next's gated attention: q_proj also yields the output gate (2x width). */
-    uint64_t qw = m->model_type && strcmp(m->model_type, "qwen3_next") == 0 ? 2 * q : q;
+    uint64_t qw = type_is(m, out_gate_types) ? 2 * q : q;
 
     if (type_is(m, fused_types)) {
         add(b, VF_T_ATTN_QKV, l, mul(b, h, qw + k + v), h, 1, 1);

@@ -112,6 +112,18 @@ static void fit_jw(struct vf__jw *j, const struct vf_fit *f)
     if (f->max_frames)
         vf__jw_int(j, "max_frames", f->max_frames);
     vf__jw_text(j, "why_not", f->why_not);
+    if (f->n_devs) { /* issue 21: --gpu A,B: each device of the mix, in order */
+        vf__jw_open(j, "devices", '[');
+        for (uint32_t i = 0; i < f->n_devs && i < VF_MAX_MIX; i++) {
+            vf__jw_open(j, NULL, '{');
+            vf__jw_str(j, "gpu", f->devs[i].gpu);
+            vf__jw_bytes(j, "usable_bytes", f->devs[i].usable_bytes);
+            vf__jw_bytes(j, "bytes", f->devs[i].bytes);
+            vf__jw_int(j, "headroom_bytes", f->devs[i].headroom_bytes);
+            vf__jw_close(j);
+        }
+        vf__jw_close(j);
+    }
     if (f->stop_pid) { /* issue 28: --gpu local: the process to stop for it to fit */
         vf__jw_open(j, "stop", '{');
         vf__jw_int(j, "pid", f->stop_pid);

@@ -194,11 +194,23 @@ static void breakdown(struct vf__sb *s, const struct vf_estimate *e, const struc
         scale = fit->usable_bytes;
     size_t n_gpu = component_rows(s, e, false, scale, ascii);
     rule(s, ascii);
-    size_cells(s, e->gpus > 1 ? "total per GPU" : "total", e->total_bytes);
-    if (fit)
+    size_cells(s,
+               fit && fit->n_devs ? "most loaded GPU"
+               : e->gpus > 1      ? "total per GPU"
+                                  : "total",
+               e->total_bytes);
+    if (fit && !fit->n_devs)
         vf__sb_printf(s, "  of %s usable",
                       vf_format_bytes(b, sizeof b, fit->usable_bytes, VF_FMT_IEC));
     vf__sb_printf(s, "\n");
+    for (uint32_t i = 0; fit && i < fit->n_devs && i < VF_MAX_MIX; i++) { /* issue 21 */
+        char label[24], u[48];
+        snprintf(label, sizeof label, "GPU %u", i);
+        size_cells(s, label, fit->devs[i].bytes);
+        vf__sb_printf(s, "  of %s usable (%s)\n",
+                      vf_format_bytes(u, sizeof u, fit->devs[i].usable_bytes, VF_FMT_IEC),
+                      fit->devs[i].gpu ? fit->devs[i].gpu : "?");
+    }
     if (n_gpu == e->n_components)
         return;
     vf__sb_printf(s, "\n  host RAM\n");
@@ -348,7 +360,9 @@ char *vf_render_estimate_text(struct vf_arena *a, const struct vf_estimate *e,
     char b[48];
 
     headline(&s, e, dot);
-    if (fit)
+    if (fit && fit->n_devs) /* issue 21: --gpu A,B: the label names each card */
+        vf__sb_printf(&s, " %s %s", dot, fit->gpu);
+    else if (fit)
         vf__sb_printf(&s, " %s %u%s %s (%s usable)", dot, fit->count, ascii ? "x" : "\u00d7",
                       fit->gpu, vf_format_bytes(b, sizeof b, fit->usable_bytes, VF_FMT_IEC));
     vf__sb_printf(&s, "\n\n");

@@ -78,6 +78,42 @@ static enum vf_err estimate(struct vf_arena *a, const struct vf_model *m,
     return rc;
 }
 
+/* What device g of a --gpu A,B mix holds at the peak: with need, the engine's need for it when
+ * it gave one (n_dev_need: every layer on the GPUs where it runs with spill), else its components
+ * (each GPU the total when every component is on every GPU alike, as an even split is). */
+static uint64_t dev_bytes(const struct vf_estimate *e, uint32_t g, bool need)
+{
+    if (need && g < e->n_dev_need)
+        return e->dev_need[g];
+    bool uniform = true;
+    for (size_t i = 0; i < e->n_components; i++)
+        uniform &= e->components[i].device == VF_DEV_ALL_GPUS;
+    return uniform ? e->total_bytes : vf__gpu_total(e, (int)g);
+}
+
+/* F-FIT-08 (issue 21): the need against the budget as one figure. One kind of card: the total
+ * (the most loaded GPU). A mix: the budget plus the largest shortfall over the devices, each
+ * against its own usable bytes, so that it fits when every device does and the headroom is
+ * the tightest device's; monotone wherever each device's need is. */
+static uint64_t need_of(const struct vf_estimate *e, const struct vf_workload *w, uint64_t budget)
+{
+    if (!w->n_mix || e->total_bytes == VF_UNKNOWN)
+        return e->total_bytes;
+    __int128 worst = -(__int128)budget;
+    for (uint32_t g = 0, used = 0; g < w->n_mix && g < VF_MAX_MIX; g++) {
+        uint64_t b = dev_bytes(e, g, true);
+        if (b == VF_UNKNOWN)
+            return VF_UNKNOWN;
+        __int128 d = (__int128)b - w->mix_usable[g];
+        if (b && !used++) /* a GPU the engine leaves empty has no say (Ollama's layout) */
+            worst = d;
+        else if (d > worst && (b || !used))
+            worst = d;
+    }
+    __int128 t = (__int128)budget + worst;
+    return t < 0 ? 0 : t >= (__int128)VF_UNKNOWN ? VF_UNKNOWN - 1 : (uint64_t)t;
+}
+
 /* The total at v: *t, and whether the estimate was made (a failed one never fits). */
 static bool total_at(struct knob *k, uint64_t v, uint64_t *t)
 {
@@ -91,7 +127,7 @@ static bool total_at(struct knob *k, uint64_t v, uint64_t *t)
     struct vf_estimate e;
     if (estimate(k->a, k->m, &w, &e, true, NULL))
         return false;
-    *t = e.total_bytes;
+    *t = need_of(&e, &w, k->budget);
     return true;
 }
 
@@ -344,17 +380,30 @@ static enum vf_err fit_with(struct vf_arena *a, const struct vf_model *m,
     struct knob k = {.a = m->memo->a, .m = m, .w = *w, .budget = usable_bytes};
     k.w.gpus = out->count;
     k.w.usable_bytes = usable_bytes;
+    for (uint32_t g = 0; g < w->n_mix && g < VF_MAX_MIX; g++) /* F-FIT-08: the largest card */
+        k.budget = w->mix_usable[g] > k.budget ? w->mix_usable[g] : k.budget;
     enum vf_err rc = estimate(a, m, &k.w, ep, !full, err);
     if (rc)
         return rc;
     const struct vf_estimate *e = ep;
-    vf__fit_budget(out, e->total_bytes, usable_bytes);
+    uint64_t need = need_of(e, &k.w, k.budget);
+    vf__fit_budget(out, need, k.budget);
+    if (k.w.n_mix && !(out->devs = vf_arena_alloc(a, sizeof *out->devs * k.w.n_mix)))
+        return vf__errf(err, VF_ENOMEM, "fit: out of memory");
+    for (uint32_t g = 0; g < k.w.n_mix && g < VF_MAX_MIX; g++) { /* issue 21: each device */
+        struct vf_fit_dev *d = &out->devs[out->n_devs++];
+        d->usable_bytes = k.w.mix_usable[g];
+        d->bytes = dev_bytes(e, g, false);
+        d->headroom_bytes = (int64_t)d->usable_bytes - (int64_t)d->bytes;
+        if (d->bytes && out->headroom_bytes == d->headroom_bytes)
+            out->usable_bytes = d->usable_bytes; /* the tightest device's card */
+    }
     if (!solve)
         return VF_OK;
     k.has_base = true;
     k.base_ctx = k.w.ctx_tokens;
     k.base_users = k.w.users;
-    k.base_total = e->total_bytes;
+    k.base_total = need;
     if (w->task == VF_TASK_IMAGE || w->task == VF_TASK_VIDEO ||
         (w->task == VF_TASK_TRAIN && m->pipeline)) {
         k.has_base = false;
