@@ -1072,9 +1072,10 @@ struct vf_pick_row {
     double cost_per_mtok; /* price per 1M output tokens (F-SPD-06); 0 = not known */
     /* Image/video under --rank cost (issue 24, DESIGN section 8): the job's time and euros per
      * result on this card (F-SPD-10..16): as it is where it fits; on a short card with the
-     * offload that makes it run there (offload_flags; NULL when none does) */
+     * offload that makes it run there (offload_flags; NULL when none does). NULL when not
+     * computed: held apart so that a pick of 100k LLM offers keeps its rows small (issue 15) */
     const char *offload_flags;
-    struct vf_job_speed job;
+    const struct vf_job_speed *job;
 };
 
 struct vf_pick {

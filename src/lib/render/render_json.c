@@ -403,14 +403,14 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
     }
     if (r->fit.speed.known || r->fit.speed.why)
         speed_jw(j, &r->fit.speed);
-    if (r->fit.fits && r->job.known) { /* issue 24: --rank cost, image/video */
-        vf__job_speed_jw(j, "job_speed", &r->job);
-        vf__job_cost_jw(j, "cost", &r->job);
+    if (r->fit.fits && r->job && r->job->known) { /* issue 24: --rank cost, image/video */
+        vf__job_speed_jw(j, "job_speed", r->job);
+        vf__job_cost_jw(j, "cost", r->job);
     }
-    if (r->offload_flags) { /* issue 24: runs with offload on this card (F-SPD-16) */
+    if (r->offload_flags && r->job) { /* issue 24: runs with offload on this card (F-SPD-16) */
         vf__jw_text(j, "offload", r->offload_flags);
-        vf__job_speed_jw(j, "offload_speed", &r->job);
-        vf__job_cost_jw(j, "offload_cost", &r->job);
+        vf__job_speed_jw(j, "offload_speed", r->job);
+        vf__job_cost_jw(j, "offload_cost", r->job);
     }
     if (r->cost_per_mtok > 0) { /* F-SPD-06 */
         vf__jw_open(j, "cost", '{');

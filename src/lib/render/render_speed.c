@@ -94,9 +94,9 @@ static const char *eur(char *b, size_t n, double v)
 
 void vf__offload_offer_text(struct vf__sb *s, const struct vf_pick_row *r, bool ascii)
 {
-    const struct vf_job_speed *j = &r->job;
+    const struct vf_job_speed *j = r->job;
     char b1[32], b2[32];
-    if (!r->offload_flags || !j->known)
+    if (!r->offload_flags || !j || !j->known)
         return;
     vf__sb_printf(s, "; runs with %s: about %.*f%s slower than if it fit, %s per %s",
                   r->offload_flags, j->slowdown < 2 ? 2 : 1, j->slowdown, ascii ? "x" : "\u00d7",

@@ -524,8 +524,8 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
                   vf_format_price(b3, sizeof b3, (r->offer->price_micro + 30) / 60, 4));
     if (hours > 0)
         vf__sb_printf(s, "  %8s", vf_format_price(b1, sizeof b1, job_cost(r->offer, hours), 2));
-    if (cost && r->job.known && r->job.eur > 0) /* issue 24: time and euros per image/clip */
-        vf__sb_printf(s, " %9.1f %10.4f", r->job.seconds, r->job.eur);
+    if (cost && r->job && r->job->known && r->job->eur > 0) /* issue 24: per image/clip */
+        vf__sb_printf(s, " %9.1f %10.4f", r->job->seconds, r->job->eur);
     else if (cost && r->cost_per_mtok > 0)
         vf__sb_printf(s, " %9.0f %10s", r->fit.speed.serving_tps,
                       vf_format_price(b1, sizeof b1, (uint64_t)(r->cost_per_mtok * 1e6 + 0.5), 2));
@@ -533,9 +533,9 @@ static void pick_table_row(struct vf__sb *s, const struct vf_pick_row *r, size_t
         vf__sb_printf(s, " %9s %10s", "?", "?");
     if (rank == 0)
         vf__sb_printf(s, "   %s cheapest %s%s", ascii ? "<-" : "\u2190",
-                      !cost          ? "that fits"
-                      : r->job.known ? "per result"
-                                     : "per token",
+                      !cost                     ? "that fits"
+                      : r->job && r->job->known ? "per result"
+                                                : "per token",
                       pc < 10 ? " (tight)" : "");
     else if (pc < 10)
         vf__sb_printf(s, "   (tight)");

@@ -354,8 +354,12 @@ static enum vf_err short_row(struct pick_ctx *p, const struct cand *x, struct vf
         struct vf_speed_choice ch;
         if ((rc = vf__speed_choice(p->a, p->c, p->m, p->w, x->gpu, &r->fit, &ch)))
             return vf__errf(err, rc, "pick: out of memory");
+        struct vf_job_speed *job = vf_arena_alloc(p->a, sizeof *job);
+        if (!job)
+            return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+        *job = ch.with;
         r->offload_flags = ch.flags && ch.with.known ? ch.flags : NULL;
-        r->job = ch.with;
+        r->job = job;
     }
     return try_kv_fix(p, r, err);
 }
@@ -460,13 +464,16 @@ static enum vf_err row_cost(struct pick_ctx *p, struct vf_pick_row *r, struct vf
     r->cost_per_mtok = 0;
     if (p->m->pipeline && p->w->pick.rank_cost && r->count == 1) {     /* F-SPD-10..14 */
         struct vf_estimate *e = vf__arena_take(p->scratch, sizeof *e); /* vf_estimate clears it */
+        struct vf_job_speed *job = vf_arena_alloc(p->a, sizeof *job);
         struct vf_fit f;
-        if (!e)
+        if (!e || !job)
             return vf__errf(err, VF_ENOMEM, "pick: out of memory");
         enum vf_err rc = vf__fit_check(p->scratch, p->m, p->w, r->gpu->id, r->gpu->usable_bytes, 1,
                                        false, &f, e, err);
-        if (!rc)
-            vf__job_speed(p->c, r->gpu, p->m, e, p->w, 1, NULL, &r->job);
+        if (!rc) {
+            vf__job_speed(p->c, r->gpu, p->m, e, p->w, 1, NULL, job);
+            r->job = job;
+        }
         return rc;
     }
     if (p->w->task != VF_TASK_INFER)
@@ -481,8 +488,10 @@ static enum vf_err row_cost(struct pick_ctx *p, struct vf_pick_row *r, struct vf
 static int row_by_cost(const void *a, const void *b)
 {
     const struct vf_pick_row *x = a, *y = b;
-    double cx = x->cost_per_mtok > 0 ? x->cost_per_mtok : x->job.eur > 0 ? x->job.eur : 1e300;
-    double cy = y->cost_per_mtok > 0 ? y->cost_per_mtok : y->job.eur > 0 ? y->job.eur : 1e300;
+    double ex = x->job && x->job->eur > 0 ? x->job->eur : 1e300;
+    double ey = y->job && y->job->eur > 0 ? y->job->eur : 1e300;
+    double cx = x->cost_per_mtok > 0 ? x->cost_per_mtok : ex;
+    double cy = y->cost_per_mtok > 0 ? y->cost_per_mtok : ey;
     if (cx != cy)
         return cx < cy ? -1 : 1;
     uint64_t px = x->offer ? x->offer->price_micro : 0, py = y->offer ? y->offer->price_micro : 0;
