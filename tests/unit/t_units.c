@@ -251,8 +251,10 @@ static void sb_as_snprintf(void **state)
             vf__sb_printf(&b, fmt, (double)v / 7, s, (double)u);
             break;
         case 5:
-            snprintf(want, sizeof want, "no conversion %s", "");
-            vf__sb_printf(&b, "no conversion %s", "");
+            /* zero padding, alone in its format (render_prom's "%u.%02u") */
+            snprintf(fmt, sizeof fmt, "%%u.%%0%uu|%%%s%uzu", w % 4 + 1, side, w);
+            snprintf(want, sizeof want, fmt, (unsigned)v, (unsigned)u % 100, (size_t)u);
+            vf__sb_printf(&b, fmt, (unsigned)v, (unsigned)u % 100, (size_t)u);
             break;
         default:
             snprintf(fmt, sizeof fmt, "%%+d %%%s%ux %%08u", side, w);

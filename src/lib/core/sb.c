@@ -43,8 +43,8 @@ static bool reserve(struct vf__sb *b, size_t n)
     return true;
 }
 
-/* One conversion of the formats the renderers use most: an optional '-', a width, an optional
- * z, l or ll, then s, c, d or u. */
+/* One conversion of the formats the renderers use most: an optional '-', a width (not starting
+ * with 0: zero padding is vsnprintf's), an optional z, l or ll, then s, c, d or u. */
 struct spec {
     bool left;
     unsigned width;
@@ -58,6 +58,8 @@ static const char *read_spec(const char *f, struct spec *sp)
 {
     sp->left = *f == '-';
     f += sp->left;
+    if (*f == '0') /* zero padding ("%02u") is vsnprintf's */
+        return NULL;
     sp->width = 0;
     for (; *f >= '0' && *f <= '9' && sp->width < 1000; f++)
         sp->width = sp->width * 10 + (unsigned)(*f - '0');
