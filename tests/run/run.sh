@@ -198,9 +198,15 @@ grep -q 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run -- sh -c' 
 if command -v tmux >/dev/null 2>&1; then
     t() { tmux -L vramfit-run-$$ "$@"; }
     t new-session -d -s r -x 100 -y 20 "$bin run --report $dir/r4.json -- sh -c 'read x; echo got \$x; sleep 2'"
-    sleep 0.6
+    # the keys go once the child is reading (a loaded machine starts it late), then up to 5 s
+    # for its answer: fixed sleeps of 0.6 s failed under CI's load
+    sleep 1.5
     t send-keys -t r hello Enter
-    sleep 0.6
+    i=0
+    while [ $i -lt 50 ] && ! t capture-pane -p -t r | grep -q 'got hello'; do
+        sleep 0.1
+        i=$((i + 1))
+    done
     t capture-pane -p -t r | grep -q 'got hello' && ok "an interactive child reads the terminal" ||
         bad "interactive" "$(t capture-pane -p -t r)"
 else
