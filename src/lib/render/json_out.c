@@ -60,48 +60,77 @@ const char *vf__utf8_repair(const char *s, size_t n, char **buf, size_t *out_n)
     return b;
 }
 
+/* The five decimal digits of v < 100000 at d, two at a time from a table of pairs. */
+static void five_digits(char *d, uint32_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
+    d[0] = (char)('0' + v / 10000);
+    v %= 10000;
+    memcpy(d + 1, pairs + 2 * (v / 100), 2);
+    memcpy(d + 3, pairs + 2 * (v % 100), 2);
+}
+
 /*
- * "%.10g" of v without printf, for the reals our documents hold (prices, per-minute prices,
- * tokens per second: 1e-4 <= |v| < 1e10, where %g writes no exponent); 0 for the others.
+ * "%.10g" of v without printf, as jansson writes reals (".0" added to a value that reads as an
+ * integer), for the reals our documents hold (prices, per-minute prices, tokens per second:
+ * 1e-4 <= |v| < 1e10, where %g writes no exponent); 0 for the others.
  * The ten significant digits are v x 10^(9-X) rounded to an integer, X its decimal exponent:
  * 10^(9-X) is exact (X >= -4) and the product is rounded once in long double (64-bit
  * mantissa, error < 1e-9 at 1e10), so the integer is printf's unless the product lies within
  * 1e-3 of a half, where printf's exact decimal expansion decides: those go to snprintf, as do
  * a rounding that carries into an eleventh digit. Then %g's fixed form: 9-X decimals,
- * trailing zeros and a bare point dropped. It was a tenth of an /api/v1/pick (issue 15).
+ * trailing zeros and a bare point dropped. For |v| >= 1, X is the largest x with |v| >= 10^x
+ * (exact double comparisons; the product then rounds to at least 1e9, and below 10^x a double
+ * stays more than 2^-53 under it, too far for a 64-bit rounding to reach 1e9). It was a
+ * tenth of an /api/v1/pick (issue 15).
  */
 static size_t fixed10(char *buf, double v)
 {
     static const long double pow10[] = {1e0L, 1e1L, 1e2L, 1e3L,  1e4L,  1e5L,  1e6L,
                                         1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L};
-    long double a = v < 0 ? -(long double)v : (long double)v;
-    if (!(a >= 1e-4L && a < 1e10L))
+    static const double pow10d[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    double ad = v < 0 ? -v : v;
+    if (!(ad >= 1e-4 && ad < 1e10))
         return 0; /* zero, NaN, infinities, exponent forms */
-    int x = 9;    /* the decimal exponent X: the first scale that brings a to ten digits */
-    long double t = a;
-    while (t < 1e9L)
-        t = a * pow10[9 - --x];
-    long double f = t - floorl(t);
+    long double a = ad, t;
+    int x; /* the decimal exponent X: the first scale that brings a to ten digits */
+    if (ad >= 1) {
+        for (x = 0; x < 9 && ad >= pow10d[x + 1];)
+            x++;
+        t = a * pow10[9 - x];
+    } else {
+        for (x = 9, t = a; t < 1e9L;)
+            t = a * pow10[9 - --x];
+    }
+    uint64_t k = (uint64_t)t; /* t < 1e14: the integer part exactly */
+    long double f = t - (long double)k;
     if (f > 0.499L && f < 0.501L)
         return 0;
-    uint64_t k = (uint64_t)(t + 0.5L);
+    if (f >= 0.5L)
+        k++;
     if (k >= 10000000000ULL)
         return 0;
     char digits[10];
-    for (int i = 9; i >= 0; i--, k /= 10)
-        digits[i] = (char)('0' + k % 10);
+    five_digits(digits, (uint32_t)(k / 100000));
+    five_digits(digits + 5, (uint32_t)(k % 100000));
     size_t n = 0, last = 10; /* digits kept: trailing zeros of the fraction dropped */
-    while (last > (x >= 0 ? (size_t)x + 1 : 0) && digits[last - 1] == '0')
+    size_t whole = x >= 0 ? (size_t)x + 1 : 0;
+    while (last > whole && digits[last - 1] == '0')
         last--;
     if (v < 0)
         buf[n++] = '-';
     if (x >= 0) {
-        memcpy(buf + n, digits, (size_t)x + 1);
-        n += (size_t)x + 1;
-        if (last > (size_t)x + 1) {
-            buf[n++] = '.';
-            memcpy(buf + n, digits + x + 1, last - (size_t)x - 1);
-            n += last - (size_t)x - 1;
+        memcpy(buf + n, digits, whole);
+        n += whole;
+        buf[n++] = '.';
+        if (last > whole) {
+            memcpy(buf + n, digits + whole, last - whole);
+            n += last - whole;
+        } else {
+            buf[n++] = '0'; /* jansson's ".0" on a value that reads as an integer */
         }
     } else {
         buf[n++] = '0';
@@ -111,7 +140,6 @@ static size_t fixed10(char *buf, double v)
         memcpy(buf + n, digits, last);
         n += last;
     }
-    buf[n] = 0;
     return n;
 }
 
@@ -122,9 +150,7 @@ void vf__json_put_real(struct vf__sb *b, double v)
     char buf[48];
     size_t fast = fixed10(buf, v);
     if (fast) {
-        if (!memchr(buf, '.', fast))
-            memcpy(buf + fast, ".0", 3);
-        vf__sb_puts(b, buf);
+        vf__sb_putn(b, buf, fast);
         return;
     }
     int n = snprintf(buf, sizeof buf - 3, "%.10g", v);
@@ -236,13 +262,20 @@ void vf__json_put_string(struct vf__sb *b, const char *s, size_t n)
     vf__sb_putc(b, '"');
 }
 
+/* A comma, a newline and 2 x 24 spaces: a member's lead-in up to depth 24 in one copy. */
+static const char lead[] = ",\n                                                ";
+#define LEAD_DEPTH ((sizeof lead - 3) / 2)
+
 static void newline(struct vf__sb *b, int depth)
 {
-    static const char spaces[] = "                                "; /* 16 levels */
+    if ((size_t)depth <= LEAD_DEPTH) {
+        vf__sb_putn(b, lead + 1, 1 + 2 * (size_t)depth);
+        return;
+    }
     vf__sb_putc(b, '\n');
     for (size_t left = 2 * (size_t)depth, n; left; left -= n) {
-        n = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
-        vf__sb_putn(b, spaces, n);
+        n = left < sizeof lead - 3 ? left : sizeof lead - 3;
+        vf__sb_putn(b, lead + 2, n);
     }
 }
 
@@ -336,21 +369,79 @@ void vf__jw_init(struct vf__jw *j, struct vf_arena *a)
     vf__sb_init(&j->sb, a);
 }
 
+/* Bytes a string may hold and still be written as it is: printable ASCII but '"' and '\\'
+ * (a table, so that the one-copy paths test a byte with one load). */
+static const bool plain_byte[256] = {
+    [' '] = 1,
+    ['!'] = 1,
+    ['#' ... '['] = 1,
+    [']' ... 0x7f] = 1,
+};
+
+/* Up to QUICK bytes of a string written at p between quotes, when they are all plain and the
+ * string ends within them: the end of what was written, else NULL (the caller's slow path).
+ * The caller made room for QUICK + 2 bytes. */
+#define QUICK 64
+static char *quick_string(char *p, const char *s)
+{
+    *p++ = '"';
+    for (size_t i = 0; i < QUICK; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!plain_byte[c]) {
+            if (c)
+                return NULL;
+            p[i] = '"';
+            return p + i + 1;
+        }
+        p[i] = (char)c;
+    }
+    return NULL;
+}
+
+/* The lead-in of a member (comma, newline, indent) and its key with ": " in one pass when it
+ * fits the buffer and the key is plain: the end of what was written, else NULL with nothing
+ * kept (issue 15: half of /api/v1/pick was this writer). */
+static char *quick_member(struct vf__jw *j, const char *key, bool comma)
+{
+    struct vf__sb *b = &j->sb;
+    size_t in = (comma ? 2 : 1) + 2 * (size_t)j->depth;
+    if ((size_t)j->depth > LEAD_DEPTH || !b->p || in + QUICK + 8 >= b->cap - b->len)
+        return NULL;
+    char *p = b->p + b->len;
+    memcpy(p, lead + !comma, in);
+    p += in;
+    if (key) {
+        if (!(p = quick_string(p, key)))
+            return NULL;
+        *p++ = ':';
+        *p++ = ' ';
+    }
+    return p;
+}
+
 /* Before a member: the comma and the newline of its place; the key when in an object. */
 static void member(struct vf__jw *j, const char *key)
 {
+    struct vf__sb *b = &j->sb;
     if (j->depth > 0) {
-        if (j->count[j->depth - 1]++)
-            vf__sb_putc(&j->sb, ',');
-        newline(&j->sb, j->depth);
+        bool comma = j->count[j->depth - 1]++ != 0;
+        char *p = quick_member(j, key, comma);
+        if (p) {
+            *p = 0;
+            b->len = (size_t)(p - b->p);
+            return;
+        }
+        if (comma)
+            vf__sb_putc(b, ',');
+        newline(b, j->depth);
     }
     if (key) {
         size_t n = strlen(key);
         if (plain_ascii(key, n))
-            put_plain(&j->sb, key, n);
+            put_plain(b, key, n);
         else
-            vf__json_put_string(&j->sb, key, n);
-        vf__sb_putn(&j->sb, ": ", 2);
+            vf__json_put_string(b, key, n);
+        vf__sb_putn(b, ": ", 2);
     }
 }
 
@@ -382,15 +473,23 @@ void vf__jw_text(struct vf__jw *j, const char *key, const char *s)
 {
     if (!s)
         return;
+    member(j, key);
+    struct vf__sb *b = &j->sb;
+    if (b->p && QUICK + 2 < b->cap - b->len) {
+        char *p = quick_string(b->p + b->len, s);
+        if (p) {
+            *p = 0;
+            b->len = (size_t)(p - b->p);
+            return;
+        }
+    }
     char *buf;
     size_t n = strlen(s);
     if (plain_ascii(s, n)) {
-        member(j, key);
-        put_plain(&j->sb, s, n);
+        put_plain(b, s, n);
         return;
     }
     const char *t = vf__utf8_repair(s, n, &buf, &n);
-    member(j, key);
     if (t)
         vf__json_put_string(&j->sb, t, n);
     else

@@ -255,8 +255,12 @@ static void pair_jw(struct vf__jw *j, const char *key, double lo, double hi)
     vf__jw_close(j);
 }
 
-/* DESIGN section 8 `speed` (F-SPD-01..05): LLM tokens/s on the card, with their range. */
-static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
+/* DESIGN section 8 `speed` (F-SPD-01..05): LLM tokens/s on the card, with their range. An
+ * estimate also gives the model's terms behind them (precision, compute bound, efficiencies,
+ * bandwidth, fixed time per token); a pick row does not (`terms` false): they are the card's
+ * and the engine's, the same in every row of a card, and they were two thirds of each row's
+ * speed object (issue 15: /api/v1/pick's share of /healthz). */
+static void speed_jw(struct vf__jw *j, const struct vf_speed *sp, bool terms)
 {
     vf__jw_open(j, "speed", '{');
     if (!sp->known) {
@@ -271,13 +275,19 @@ static void speed_jw(struct vf__jw *j, const struct vf_speed *sp)
     vf__jw_real(j, "output_tokens_per_s", sp->serving_tps);
     vf__jw_real(j, "tokens_per_s_per_gpu", sp->serving_tps / (sp->gpus ? sp->gpus : 1));
     vf__jw_bytes(j, "batch", sp->batch);
-    vf__jw_text(j, "precision", sp->prec);
-    vf__jw_bool(j, "compute_bound", sp->compute_bound);
+    if (terms) {
+        vf__jw_text(j, "precision", sp->prec);
+        vf__jw_bool(j, "compute_bound", sp->compute_bound);
+    }
     vf__jw_open(j, "range", '{');
     pair_jw(j, "decode_tokens_per_s", sp->decode_lo, sp->decode_hi);
     pair_jw(j, "prefill_tokens_per_s", sp->prefill_lo, sp->prefill_hi);
     pair_jw(j, "output_tokens_per_s", sp->serving_lo, sp->serving_hi);
     vf__jw_close(j);
+    if (!terms) {
+        vf__jw_close(j);
+        return;
+    }
     vf__jw_open(j, "efficiency", '{');
     vf__jw_real(j, "bandwidth", sp->eta_bw);
     vf__jw_real(j, "compute", sp->eta_compute);
@@ -335,7 +345,7 @@ char *vf_render_estimate_json(struct vf_arena *a, const struct vf_estimate *e,
     if (fit)
         fit_jw(&j, fit);
     if (fit && e->task == VF_TASK_INFER && (fit->speed.known || fit->speed.why))
-        speed_jw(&j, &fit->speed);
+        speed_jw(&j, &fit->speed, true);
     if (fit && fit->job && e->task != VF_TASK_INFER && (fit->job->known || fit->job->why))
         vf__job_speed_jw(&j, "speed", fit->job); /* issue 24 */
     if (fit && fit->job && e->task == VF_TASK_INFER && fit->job->known)
@@ -402,7 +412,7 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
         vf__jw_str(j, "fix", fitting_fix(r));
     }
     if (r->fit.speed.known || r->fit.speed.why)
-        speed_jw(j, &r->fit.speed);
+        speed_jw(j, &r->fit.speed, false);
     if (r->fit.fits && r->job && r->job->known) { /* issue 24: --rank cost, image/video */
         vf__job_speed_jw(j, "job_speed", r->job);
         vf__job_cost_jw(j, "cost", r->job);

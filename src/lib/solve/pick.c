@@ -563,17 +563,25 @@ static enum vf_err unpriced(struct pick_ctx *p, const struct card_index *ix, str
     return VF_OK;
 }
 
+/* The offers as candidates() made them, handed from a pick to its upgrade (the same catalog,
+ * card counts, rates and currency: only the weights differ), so that they are found and
+ * sorted once (issue 15). */
+struct cands {
+    struct cand *x;
+    size_t n;
+};
+
 static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
                              const struct vf_model *m, const struct vf_workload *w,
-                             const struct vf_pick_opts *opts, bool first_only, struct vf_pick *out,
-                             struct vf_error *err);
+                             const struct vf_pick_opts *opts, struct cands *reuse,
+                             struct vf_pick *out, struct vf_error *err);
 
 /* F-PICK-02: the guide's "move up a size when the fix costs quality": the cheapest offer
  * that holds the workload at 8 bits. */
 static enum vf_err upgrade(struct vf_arena *a, const struct vf_catalog *c, const struct vf_model *m,
                            const struct vf_workload *w, const struct vf_quant *q,
-                           const struct vf_pick_opts *opts, struct vf_pick *out,
-                           struct vf_error *err)
+                           const struct vf_pick_opts *opts, struct cands *cands,
+                           struct vf_pick *out, struct vf_error *err)
 {
     struct vf_workload w8 = *w;
     w8.no_upgrade = true;
@@ -583,7 +591,9 @@ static enum vf_err upgrade(struct vf_arena *a, const struct vf_catalog *c, const
     struct vf_pick p8;
     struct vf_pick_opts o8 = opts ? *opts : (struct vf_pick_opts){0};
     o8.currency = out->currency;
-    enum vf_err rc = pick_with(a, c, m, &w8, &o8, true, &p8, err);
+    for (size_t i = 0; i < cands->n; i++)
+        cands->x[i].list = LIST_NONE; /* walked again for these weights */
+    enum vf_err rc = pick_with(a, c, m, &w8, &o8, cands, &p8, err);
     if (rc)
         return rc;
     out->low_bits = true;
@@ -592,11 +602,12 @@ static enum vf_err upgrade(struct vf_arena *a, const struct vf_catalog *c, const
     return VF_OK;
 }
 
-/* vf_pick with m the memo's owner; first_only: only rows[0] (upgrade). */
+/* vf_pick with m the memo's owner. With `reuse` (the upgrade), the offers found and sorted by
+ * the pick before it, and only rows[0]. */
 static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
                              const struct vf_model *m, const struct vf_workload *w,
-                             const struct vf_pick_opts *opts, bool first_only, struct vf_pick *out,
-                             struct vf_error *err)
+                             const struct vf_pick_opts *opts, struct cands *reuse,
+                             struct vf_pick *out, struct vf_error *err)
 {
     memset(out, 0, sizeof *out);
     const char *currency = opts ? opts->currency : NULL;
@@ -609,17 +620,17 @@ static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
      * totals, one per count (no more than the offers) */
     p.mask = slots_for(2 * c->n_offers + c->n_gpus) - 1;
     p.slot = vf_arena_alloc(p.scratch, (p.mask + 1) * sizeof *p.slot);
-    struct card_index ix;
-    if (!p.slot || !card_index_open(p.scratch, c, &ix))
+    struct card_index ix = {0};
+    struct cands own = {0}, *cands = reuse ? reuse : &own;
+    if (!p.slot || (!reuse && !card_index_open(p.scratch, c, &ix)))
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
-    size_t n = 0;
-    struct cand *cand = candidates(&p, &ix, opts, out->currency, &n);
-    if (!cand)
+    if (!reuse && !(own.x = candidates(&p, &ix, opts, out->currency, &own.n)))
         return vf__errf(err, VF_ENOMEM, "pick: out of memory");
 
-    enum vf_err rc = walk(&p, cand, n, first_only, out, err);
+    bool first_only = reuse != NULL;
+    enum vf_err rc = walk(&p, cands->x, cands->n, first_only, out, err);
     if (!rc)
-        rc = fill_rows(&p, cand, n, out, err);
+        rc = fill_rows(&p, cands->x, cands->n, out, err);
     if (!rc && !first_only)
         rc = unpriced(&p, &ix, out, err);
     if (rc || first_only)
@@ -639,7 +650,7 @@ static enum vf_err pick_with(struct vf_arena *a, const struct vf_catalog *c,
     }
 
     if (vf_quant_bits(&p.q) <= 4 && !w->no_upgrade)
-        return upgrade(a, c, m, w, &p.q, opts, out, err);
+        return upgrade(a, c, m, w, &p.q, opts, cands, out, err);
     return VF_OK;
 }
 
@@ -648,7 +659,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
                     struct vf_pick *out, struct vf_error *err)
 {
     if (m->memo && m->memo->owner == m)
-        return pick_with(a, c, m, w, opts, false, out, err);
+        return pick_with(a, c, m, w, opts, NULL, out, err);
     /* one memo for the whole pick, upgrade included: the weight bytes of each storage are
      * computed once; the checks' estimates go to a scratch arena closed at the end */
     struct vf_arena *scratch = vf_arena_open(0);
@@ -657,7 +668,7 @@ enum vf_err vf_pick(struct vf_arena *a, const struct vf_catalog *c, const struct
     struct vf_model mc = *m;
     struct vf__memo memo;
     vf__memo_attach(&memo, scratch, &mc);
-    enum vf_err rc = pick_with(a, c, &mc, w, opts, false, out, err);
+    enum vf_err rc = pick_with(a, c, &mc, w, opts, NULL, out, err);
     vf_arena_close(scratch);
     return rc;
 }
