@@ -315,6 +315,22 @@ static bool w_moe_maybe(const struct sit *s)
     return (!s->m || s->m->n_experts > 1) && !w_buf_kv(s) && !w_buf_compute(s);
 }
 
+/* Eager attention's scores (batch x heads x tokens x tokens) are what failed: the traceback
+ * names the attention code (phase "attention"), or one request is larger than the whole
+ * card, or a quarter of it in a job that is a transformer's inference (the log shows
+ * generate() or names the model). A weight or one layer's activation is not that large;
+ * the scores and a long prompt's logits are (dots.ocr#196: 74.16 GiB asked on a 44.40 GiB
+ * card, fixed by installing flash-attn). */
+static bool w_attention(const struct sit *s)
+{
+    if (is(phase_of(s), "attention"))
+        return true;
+    uint64_t r = s->ev->requested_bytes, t = s->ev->total_bytes;
+    if (r == VF_UNKNOWN || t == VF_UNKNOWN || !t)
+        return false;
+    return r > t || (r >= t / 4 && ((s->job & J_INFER) || s->m));
+}
+
 /* ComfyUI / diffusion: the VAE decode was what failed. */
 static bool w_decode(const struct sit *s)
 {
@@ -617,6 +633,10 @@ static const struct rule rules[] = {
     {G_SCRIPT, ANYC, "shard over several cards (FSDP / ZeRO-3)", "accelerate launch --use_fsdp",
      CH_TP2, "none", SPD, "a second card", P_CUDA | P_ROCM, TRN, NULL},
     /* inference with transformers / a PyTorch script */
+    {G_SCRIPT, ANYC, "memory-efficient attention",
+     "from_pretrained(..., attn_implementation=\"sdpa\") (or \"flash_attention_2\"); own code: "
+     "F.scaled_dot_product_attention(q, k, v)",
+     CH_NONE, "none", 1.0, "none; no tokens x tokens scores", 0, INF | J_NONE, w_attention},
     {G_SCRIPT, ANYC, "fewer sequences at once", "batch_size=# (or fewer prompts per generate())",
      CH_USERS, "none", SPD, "lower throughput", 0, INF, NULL},
     {G_SCRIPT, ANYC, "shorter inputs and outputs", "max_new_tokens=<fewer>, truncate the prompt",

@@ -136,12 +136,18 @@ static void facts_of(struct vf_arena *a, const struct vf_oom_event *ev,
     f->own =
         f->alloc != VF_UNKNOWN && f->ru != VF_UNKNOWN ? vf__sat_add(f->alloc, f->ru) : f->alloc;
     /* One "Process N", no "this process" clause, and it plus what PyTorch holds itself
-     * would exceed the card: it cannot be another process, it is this one under its host
-     * PID (NVML inside a container). */
+     * would exceed the card, or what the card has in use (total - free, the same moment):
+     * it cannot be another process, it is this one under its host PID (NVML inside a
+     * container; dots.ocr#196: 14.51 GiB "Process N" = total 44.40 - free 29.89, PyTorch
+     * itself 14.16). The used side allows 1 % of the card for the rounding of the figures. */
+    uint64_t used = f->tot != VF_UNKNOWN && f->fre != VF_UNKNOWN && f->fre <= f->tot
+                        ? f->tot - f->fre + f->tot / 100
+                        : VF_UNKNOWN;
+    uint64_t both = vf__sat_add(f->held, f->own);
     f->host_pid = f->held != VF_UNKNOWN && ev->n_procs == 1 &&
                   ev->non_pytorch_bytes == VF_UNKNOWN && f->own != VF_UNKNOWN &&
                   f->tot != VF_UNKNOWN && f->held >= f->own &&
-                  vf__sat_add(f->held, f->own) > f->tot;
+                  (both > f->tot || (used != VF_UNKNOWN && both > used));
     f->others = f->host_pid ? VF_UNKNOWN : f->held;
     f->ru_pm = permille(f->ru, f->tot);
     /* primary: the cache could serve the request and is 5 % of the card or more */
@@ -411,11 +417,14 @@ static void say_xla_small(const struct facts *f)
 
 static void say_host_pid(const struct facts *f)
 {
+    bool card = vf__sat_add(f->held, f->own) > f->tot;
     evidence(f,
-             "PID %u holds %s; with the %s PyTorch holds itself that exceeds the card (%s), and "
+             "PID %u holds %s; with the %s PyTorch holds itself that exceeds %s (%s), and "
              "the message has no \"this process\" clause: it is this process under its host "
              "PID (inside a container), not another one",
-             f->ev->procs[0].pid, gib(f->a, f->held), gib(f->a, f->own), gib(f->a, f->tot));
+             f->ev->procs[0].pid, gib(f->a, f->held), gib(f->a, f->own),
+             card ? "the card" : "what the card had in use (total - free)",
+             gib(f->a, card ? f->tot : f->tot - f->fre));
 }
 
 static void say_mps_other(const struct facts *f)

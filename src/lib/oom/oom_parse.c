@@ -141,6 +141,10 @@ static const struct ctx_key ctx_keys[] = {
     {"compute buffer", K_PHASE, "compute"},
     {"VAEDecode", K_PHASE, "decode"},
     {"vae.decode", K_PHASE, "decode"},
+    /* eager attention in a traceback (transformers' eager_attention_forward, the models'
+     * own attn_weights = matmul(query, key^T) lines) */
+    {"eager_attention_forward", K_PHASE, "attention"},
+    {"attn_weights = torch.matmul", K_PHASE, "attention"},
     {"Currently allocated", K_FOLLOW, "allocated"},
     {"Requested     ", K_FOLLOW, "requested"},
     {"Device limit", K_FOLLOW, "total"},
