@@ -12,6 +12,12 @@
  * CUDA 11.7), "around 400MB" (pytorch/pytorch#109888; 287 MB measured in pytorch/pytorch#86509). */
 #define VF_RT_CUDA_CONTEXT_BYTES (400ULL << 20)
 
+/* F-OOM-13c: the most a PyTorch process takes outside its allocator with no other process
+ * on the card: the CUDA context with every kernel loaded eagerly (before CUDA 11.7 or with
+ * CUDA_MODULE_LOADING=EAGER: "took >1000MB", pytorch/pytorch#107667) plus cuDNN's handle
+ * ("750M", pytorch/pytorch#12873; "1GB + 750M + others = 2GB+" in all there). */
+#define VF_RT_CUDA_CONTEXT_EAGER_BYTES (2ULL << 30)
+
 /* F-TRAIN-09, F-HF-11: the cuBLASLt workspace, 32 MiB on Hopper (PyTorch PR #120925), plus the
  * cuBLAS block of 8,519,680 B seen on the first matmul (research A6). */
 #define VF_RT_CUBLAS_WORKSPACE_BYTES ((32ULL << 20) + 8519680ULL)

@@ -12,6 +12,7 @@
  * and, for a sentence with figures, a writer (say_*).
  */
 #include "oom.h"
+#include "engine/runtime.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -316,6 +317,30 @@ static bool holds_tensors_and_request(const struct facts *f)
 {
     return f->req != VF_UNKNOWN && f->tot != VF_UNKNOWN && f->alloc != VF_UNKNOWN &&
            vf__sat_add(f->req, f->alloc) > f->tot;
+}
+
+/* F-OOM-13c: more asked than was free, and what the card held outside PyTorch is no more than
+ * this process's own CUDA context and libraries, with no other process named and a cache too
+ * small to serve it: the job's own tensors and the request do not fit (LaWGPT#122: 14.71 GiB
+ * held + 8.23 asked + 1.00 outside on a 23.70 GiB card). */
+static bool holds_own_context_only(const struct facts *f)
+{
+    uint64_t out = f->ev->outside_pytorch_bytes;
+    return f->req != VF_UNKNOWN && f->fre != VF_UNKNOWN && f->req > f->fre && out != VF_UNKNOWN &&
+           out <= VF_RT_CUDA_CONTEXT_EAGER_BYTES && !f->frag &&
+           (f->others == VF_UNKNOWN || f->others == 0) && f->own != VF_UNKNOWN;
+}
+
+static void say_own_context_only(const struct facts *f)
+{
+    evidence(f,
+             "PyTorch holds %s, the request is %s and %s is outside PyTorch (no more than a CUDA "
+             "context with its libraries, %s at most without another process): %s in all, more "
+             "than the card (%s); the job itself does not fit",
+             gib(f->a, f->own), gib(f->a, f->req), gib(f->a, f->ev->outside_pytorch_bytes),
+             gib(f->a, VF_RT_CUDA_CONTEXT_EAGER_BYTES),
+             gib(f->a, vf__sat_add(vf__sat_add(f->own, f->req), f->ev->outside_pytorch_bytes)),
+             gib(f->a, f->tot));
 }
 
 static bool holds_xla_program(const struct facts *f)
@@ -670,6 +695,8 @@ static const struct rule rules[] = {
      say_llamacpp_buffer, NULL},
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_tensors_and_request,
      say_tensors_and_request, NULL},
+    {"F-OOM-13c", "workload_too_large", C_TOO_LARGE, false, holds_own_context_only,
+     say_own_context_only, NULL},
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_xla_program, say_xla_program,
      NULL},
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_tf_pool, say_tf_pool, NULL},
