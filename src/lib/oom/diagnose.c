@@ -325,22 +325,36 @@ static bool holds_tensors_and_request(const struct facts *f)
  * held + 8.23 asked + 1.00 outside on a 23.70 GiB card). */
 static bool holds_own_context_only(const struct facts *f)
 {
-    uint64_t out = f->ev->outside_pytorch_bytes;
+    uint64_t out = f->ev->outside_pytorch_bytes, cap = VF_RT_CUDA_CONTEXT_EAGER_BYTES;
+    if (is(f->ev->backend, "mps")) {
+        /* MPS: "other allocations" are this process's Metal allocations outside PyTorch's
+         * allocator (MPSGraph and driver caches); more than PyTorch's own is F-OOM-12b */
+        out = f->ev->non_pytorch_bytes;
+        cap = f->own;
+    }
     return f->req != VF_UNKNOWN && f->fre != VF_UNKNOWN && f->req > f->fre && out != VF_UNKNOWN &&
-           out <= VF_RT_CUDA_CONTEXT_EAGER_BYTES && !f->frag &&
+           cap != VF_UNKNOWN && out <= cap && !f->frag &&
            (f->others == VF_UNKNOWN || f->others == 0) && f->own != VF_UNKNOWN;
 }
 
 static void say_own_context_only(const struct facts *f)
 {
-    evidence(f,
-             "PyTorch holds %s, the request is %s and %s is outside PyTorch (no more than a CUDA "
-             "context with its libraries, %s at most without another process): %s in all, more "
-             "than the card (%s); the job itself does not fit",
-             gib(f->a, f->own), gib(f->a, f->req), gib(f->a, f->ev->outside_pytorch_bytes),
-             gib(f->a, VF_RT_CUDA_CONTEXT_EAGER_BYTES),
-             gib(f->a, vf__sat_add(vf__sat_add(f->own, f->req), f->ev->outside_pytorch_bytes)),
-             gib(f->a, f->tot));
+    bool mps = is(f->ev->backend, "mps");
+    uint64_t out = mps ? f->ev->non_pytorch_bytes : f->ev->outside_pytorch_bytes;
+    uint64_t all = vf__sat_add(vf__sat_add(f->own, f->req), out);
+    if (mps)
+        evidence(f,
+                 "PyTorch holds %s, the request is %s and the process's other Metal allocations "
+                 "%s: %s in all, over MPS's limit (%s); the job itself does not fit",
+                 gib(f->a, f->own), gib(f->a, f->req), gib(f->a, out), gib(f->a, all),
+                 gib(f->a, f->tot));
+    else
+        evidence(f,
+                 "PyTorch holds %s, the request is %s and %s is outside PyTorch (no more than a "
+                 "CUDA context with its libraries, %s at most without another process): %s in "
+                 "all, more than the card (%s); the job itself does not fit",
+                 gib(f->a, f->own), gib(f->a, f->req), gib(f->a, out),
+                 gib(f->a, VF_RT_CUDA_CONTEXT_EAGER_BYTES), gib(f->a, all), gib(f->a, f->tot));
 }
 
 static bool holds_xla_program(const struct facts *f)
