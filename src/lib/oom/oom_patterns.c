@@ -389,10 +389,13 @@ static const struct {
                 {"int64 ", 8}, {"int32 ", 4},  {"int16 ", 2},    {"int8 ", 1},
                 {"uint8 ", 1}, {"bool ", 1},   {"complex64 ", 8}};
 
-/* "shape[100,4096,32] and type float": the tensor's bytes, VF_UNKNOWN if not said. */
+/* "shape[100,4096,32] and type float" (older TF 1.x: "of shape [563354,256] and type
+ * float"): the tensor's bytes, VF_UNKNOWN if not said. */
 static uint64_t tf_tensor_bytes(const char *line, size_t len)
 {
     const char *end = line + len, *p = after(line, len, "shape[");
+    if (!p)
+        p = after(line, len, "shape [");
     const char *t = after(line, len, " and type ");
     if (!p || !t)
         return VF_UNKNOWN;
