@@ -331,6 +331,19 @@ static bool w_attention(const struct sit *s)
     return r > t || (r >= t / 4 && ((s->job & J_INFER) || s->m));
 }
 
+/* A whole pipeline moved to the card failed (pipe.to("cuda") in the traceback): it does not
+ * fit at once, so the components take turns before anything else is tried (flux2#23: FLUX.2
+ * dev's pipe.to(device) on a 48 GB card). */
+static bool w_load(const struct sit *s)
+{
+    return is(phase_of(s), "load");
+}
+
+static bool w_not_load(const struct sit *s)
+{
+    return !w_load(s);
+}
+
 /* ComfyUI / diffusion: the VAE decode was what failed. */
 static bool w_decode(const struct sit *s)
 {
@@ -536,6 +549,9 @@ static const struct rule rules[] = {
     {G_COMFY, ANYC, "offload as a last resort", "python main.py --lowvram --reserve-vram 2",
      CH_LOWVRAM, "none", SPD, "the weights cross PCIe every step", 0, 0, NULL},
     /* diffusers and other PyTorch image/video pipelines, the same ladder in their words */
+    {G_SCRIPT, ANYC, "components on the GPU only while they run",
+     "pipe.enable_model_cpu_offload()  (instead of pipe.to(\"cuda\"))", CH_TECPU, "none", SPD,
+     "slower steps between components", 0, IMG, w_load},
     {G_SCRIPT, ANYC, "tiled VAE decode", "pipe.vae.enable_tiling()", CH_TILED, "none", SPD,
      "a few seconds more", 0, IMG, w_decode},
     {G_SCRIPT, ANYC, "decode one image at a time", "pipe.vae.enable_slicing()", CH_SLICED, "none",
@@ -557,7 +573,7 @@ static const struct rule rules[] = {
     {G_SCRIPT, ANYC, "fewer frames or 480p (video)", "num_frames=49, height=480, width=832",
      CH_FRAMES, "minor", 1.0, "shorter or smaller clip", 0, IMG, w_video},
     {G_SCRIPT, ANYC, "components on the GPU only while they run", "pipe.enable_model_cpu_offload()",
-     CH_TECPU, "none", SPD, "slower steps between components", 0, IMG, NULL},
+     CH_TECPU, "none", SPD, "slower steps between components", 0, IMG, w_not_load},
     {G_SCRIPT, ANYC, "offload layer by layer as a last resort",
      "pipe.enable_sequential_cpu_offload()", CH_LOWVRAM, "none", SPD,
      "the weights cross PCIe every step", 0, IMG, NULL},

@@ -145,6 +145,8 @@ static const struct ctx_key ctx_keys[] = {
      * own attn_weights = matmul(query, key^T) lines) */
     {"eager_attention_forward", K_PHASE, "attention"},
     {"attn_weights = torch.matmul", K_PHASE, "attention"},
+    /* moving a whole diffusers pipeline to the card (the traceback's pipe.to(...) line) */
+    {"pipe.to(", K_PHASE, "load"},
     {"Currently allocated", K_FOLLOW, "allocated"},
     {"Requested     ", K_FOLLOW, "requested"},
     {"Device limit", K_FOLLOW, "total"},
