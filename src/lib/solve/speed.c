@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05): a roofline of
+/* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05, 07): a roofline of
  * memory bandwidth and tensor throughput, with efficiencies held constant across cards. */
 #include "internal.h"
 
