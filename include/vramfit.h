@@ -371,6 +371,7 @@ struct vf_gpu_spec {
     int32_t nvlink_gbps;          /* GB/s per card; 0 none, -1 unknown or an optional bridge */
     uint32_t sms;                 /* streaming multiprocessors; 0 = unknown */
     double boost_mhz;             /* boost clock, MHz; 0 = unknown */
+    double tdp_w;                 /* board power limit, W; 0 = unknown (F-SPD-07) */
     const char *speed_source;     /* where the compute figures come from ("" when none) */
 };
 
@@ -950,6 +951,7 @@ struct vf_speed {
     bool compute_bound;         /* the decode step is compute bound at `batch` */
     double bw_gbps;             /* the achievable bandwidth the model used, GB/s, all cards */
     double decode_fixed_s;      /* of 1 / decode_tps: the seconds that no card figure sets */
+    double power_share;         /* of the tensor rate, the boost clock held at the power limit */
     uint32_t gpus;              /* cards the serving figure is for */
 };
 void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, struct vf_speed *out);

@@ -81,9 +81,11 @@ static inline uint64_t vf__div_ceil(uint64_t a, uint64_t b)
 
 /* ------------------------------------------------------------ string helpers */
 
-/* x^n by squaring; round() of 0 <= x < 2^52 (core/util.c: no libm). */
+/* x^n by squaring; round() of 0 <= x < 2^52; the cube root of a share 0..1 (core/util.c: no
+ * libm). */
 double vf__powi(double x, uint64_t n);
 double vf__round_pos(double x);
+double vf__cbrt_share(double x);
 int vf__strcasecmp(const char *a, const char *b);
 /* Levenshtein distance of two short strings, case-insensitive (capped at 255). */
 unsigned vf__edit_distance(const char *a, const char *b);
@@ -374,6 +376,8 @@ void vf__speed_of(const struct vf_model *m, const struct vf_workload *w, const c
 #define VF_SPEED_RANGE_HI 1.5
 /* GB/s of the card's PCIe slot (solve/speed.c). */
 double vf__pcie_gbps(const struct vf_gpu_spec *g);
+/* Share of its boost clock a card holds under tensor load at its power limit (F-SPD-07). */
+double vf__power_share(const struct vf_gpu_spec *g);
 /* Effective host memory GB/s for offload (solve/speed_offload.c, F-SPD-17). */
 double vf__host_bw(const struct vf_workload *w);
 double vf__card_eur_per_hour(const struct vf_catalog *c, const struct vf_gpu_spec *g);

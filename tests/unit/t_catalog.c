@@ -137,6 +137,8 @@ static void speed_columns(void **state)
     assert_true(g->pcie_gen == 4 && g->pcie_lanes == 16 && g->nvlink_gbps == 0);
     /* Ada whitepaper, RTX 4090: 128 SMs, boost 2520 MHz (F-SPD-01's per-SM bound) */
     assert_true(g->sms == 128 && g->boost_mhz == 2520);
+    /* gpus.json tdp_w: RTX 4090 450 W ("default TDP of 450W"), RTX 6000 Ada 300 W (F-SPD-07) */
+    assert_true(g->tdp_w == 450 && vf_catalog_gpu(c, "rtx-6000-ada")->tdp_w == 300);
     /* H100 SXM datasheet: BF16 1979, FP8 3958 sparse -> 989, 1979 dense; NVLink 900 GB/s */
     g = vf_catalog_gpu(c, "h100-sxm");
     assert_true(g->tflops_bf16 == 989 && g->tflops_fp8 == 1979 && g->nvlink_gbps == 900);
@@ -146,6 +148,8 @@ static void speed_columns(void **state)
     /* no published SM count or clock for the B200: unknown, 0 */
     g = vf_catalog_gpu(c, "b200");
     assert_true(g->sms == 0 && g->boost_mhz == 0);
+    /* no power in gpus.json for the RTX 5080: unknown, 0 */
+    assert_true(vf_catalog_gpu(c, "rtx-5080")->tdp_w == 0);
     vf_catalog_close(c);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * t_speed.c - the throughput model (docs/FORMULAS.md F-SPD-01..05) on a made-up card, its
+ * t_speed.c - the throughput model (docs/FORMULAS.md F-SPD-01..05, F-SPD-07) on a made-up card, its
  * expected tokens/s derived by hand in the comments from the constants of speed.c.
  */
 #include "th.h"
@@ -156,6 +156,51 @@ static void server_batch_and_moe(void **state)
     near(s.decode_tps, 224.98);
 }
 
+/* F-SPD-07: below the RTX 4090's power density an NVIDIA card's tensor rate is its clock held
+ * at the power limit, f ~ P^(1/3); memory-bound decode does not change. */
+static void power_limited_clock(void **state)
+{
+    (void)state;
+    struct vf_gpu_spec g = card();
+    struct vf_speed_in in = dense();
+    struct vf_speed full, held;
+    in.in_tokens = 512;
+    in.out_tokens = 1;
+    vf_speed_llm(&g, &in, &full); /* no vendor, SMs or power: the whole boost clock */
+    near(full.power_share, 1.0);
+    near(full.prefill_tps, 4958.4); /* gguf_decode_and_prefill's figure */
+    /* RTX 6000 Ada's figures (gpus.tsv): 300 W / (142 SMs x 2.505 GHz) = 0.843384 W per
+     * SM-GHz against the RTX 4090's 450 / (128 x 2.52) = 1.395089: (0.604534)^(1/3) = 0.845553
+     * of the boost clock; the prompt is compute bound, so 4958.4 x 0.845553 = 4192.6 t/s */
+    g.vendor = "NVIDIA";
+    g.sms = 142;
+    g.boost_mhz = 2505;
+    g.tdp_w = 300;
+    vf_speed_llm(&g, &in, &held);
+    near(held.power_share, 0.845553);
+    near(held.prefill_tps, 4192.6);
+    /* decode reads memory at 0.92 x 1000 GB/s (gguf_decode_and_prefill), the same with or without
+     * the power limit (the per-SM bound 5.75 x 142 x 2.505e9 = 2045 GB/s does not bind) */
+    in.in_tokens = 1;
+    in.out_tokens = 512;
+    vf_speed_llm(&g, &in, &held);
+    near(held.decode_tps, 167.100);
+    /* at the RTX 4090's own density, and above it, the whole clock */
+    g.sms = 128;
+    g.boost_mhz = 2520;
+    g.tdp_w = 450;
+    vf_speed_llm(&g, &in, &held);
+    near(held.power_share, 1.0);
+    g.tdp_w = 700;
+    vf_speed_llm(&g, &in, &held);
+    near(held.power_share, 1.0);
+    /* another vendor: a CU is not an SM, no anchor */
+    g.vendor = "AMD";
+    g.tdp_w = 100;
+    vf_speed_llm(&g, &in, &held);
+    near(held.power_share, 1.0);
+}
+
 static void unknown_card(void **state)
 {
     (void)state;
@@ -174,6 +219,7 @@ int main(void)
         cmocka_unit_test(gguf_decode_and_prefill),
         cmocka_unit_test(gguf_per_sm_bound_and_split),
         cmocka_unit_test(server_batch_and_moe),
+        cmocka_unit_test(power_limited_clock),
         cmocka_unit_test(unknown_card),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

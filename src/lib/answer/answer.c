@@ -330,6 +330,13 @@ static enum vf_err fit_speed(struct vf_arena *a, const struct vf_catalog *c,
         f->spill.slowdown = job->known ? job->slowdown : 0;
     if (job->known)
         vf__speed_note(a, m, e, w, job);
+    double share = vf__power_share(g);
+    if (share < 1 && (f->speed.known || job->known))
+        vf__assume(a, e,
+                   "speed: tensor work at %.2f of the boost clock: %.0f W for %u SMs at %.0f MHz "
+                   "is below the RTX 4090's 1.40 W per SM-GHz, and the clock falls as the cube "
+                   "root of the power that fits (F-SPD-07; derived, checked on one card's rows)",
+                   share, g->tdp_w, g->sms, g->boost_mhz);
     enum vf_err rc = vf__speed_choice(a, c, m, w, g, f, ch);
     if (!rc)
         rc = vf__fix_lines_speed(a, g, m, w, e);

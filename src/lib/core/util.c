@@ -150,6 +150,24 @@ double vf__powi(double x, uint64_t n)
     return r;
 }
 
+/* cbrt() for 0 < x <= 1 (a share; F-SPD-07), without libm: Newton's iteration from 1, which
+ * decreases monotonically to the root; 0 for x <= 0, 1 for x >= 1. */
+double vf__cbrt_share(double x)
+{
+    if (!(x > 0))
+        return 0.0;
+    if (x >= 1)
+        return 1.0;
+    double r = 1.0;
+    for (int k = 0; k < 64; k++) {
+        double next = (2.0 * r + x / (r * r)) / 3.0;
+        if (next >= r)
+            break;
+        r = next;
+    }
+    return r;
+}
+
 /* round() for 0 <= x < 2^52: half away from zero, without libm. */
 double vf__round_pos(double x)
 {

@@ -206,10 +206,23 @@ enum {
 };
 /* The optional speed columns of gpus.tsv (issue 23): a file without them reads as unknown.
  * Their places are looked up once per table (struct opt), not once per cell. */
-enum { O_FP16, O_BF16, O_FP8, O_INT8, O_FP4, O_BOOST, O_PCIE, O_NVLINK, O_SMS, O_SOURCE, O_N };
+enum {
+    O_FP16,
+    O_BF16,
+    O_FP8,
+    O_INT8,
+    O_FP4,
+    O_BOOST,
+    O_TDP,
+    O_PCIE,
+    O_NVLINK,
+    O_SMS,
+    O_SOURCE,
+    O_N
+};
 static const char *const opt_names[O_N] = {
-    "tflops_fp16", "tflops_bf16", "tflops_fp8",  "tflops_int8", "tflops_fp4",
-    "boost_mhz",   "pcie",        "nvlink_gbps", "sms",         "speed_source"};
+    "tflops_fp16", "tflops_bf16", "tflops_fp8",  "tflops_int8", "tflops_fp4",  "boost_mhz",
+    "tdp_w",       "pcie",        "nvlink_gbps", "sms",         "speed_source"};
 struct opt {
     const struct vf__tsv *t;
     int ix[O_N]; /* -1: the column is absent */
@@ -249,9 +262,9 @@ static bool count_cell(const struct opt *o, size_t row, int col, long *n)
 static enum vf_err speed_fields(const struct opt *o, size_t row, struct vf_gpu_spec *g,
                                 struct vf_error *err)
 {
-    double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8,
-                     &g->tflops_int8, &g->tflops_fp4,  &g->boost_mhz};
-    for (int k = O_FP16; k <= O_BOOST; k++) {
+    double *dst[] = {&g->tflops_fp16, &g->tflops_bf16, &g->tflops_fp8, &g->tflops_int8,
+                     &g->tflops_fp4,  &g->boost_mhz,   &g->tdp_w};
+    for (int k = O_FP16; k <= O_TDP; k++) {
         const char *v = opt_cell(o, row, k);
         char *end;
         *dst[k] = 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05): a roofline of
+/* How fast an LLM runs on a card (issue 23, docs/FORMULAS.md F-SPD-01..05, 07): a roofline of
  * memory bandwidth and tensor throughput, with efficiencies held constant across cards. */
 #include "internal.h"
 
@@ -47,6 +47,12 @@
 #ifndef TAU_SPLIT_GGUF
 #define TAU_SPLIT_GGUF 400e-6
 #endif
+/* F-SPD-07: the power density (board power per SM and GHz of boost clock) at which a card holds
+ * its boost clock under tensor load: the RTX 4090's, 450 W / (128 SMs x 2.52 GHz) (gpus.tsv),
+ * the least dense card whose prefill rows reach the same share of its datasheet rate as the
+ * denser ones (8B F16 pp512: 45 % on the RTX 4090 and on the A40). */
+#define POWER_DENSITY_FULL (450.0 / (128 * 2.52))
+
 /* F-SPD-05: the range, from the leave-one-GPU-out error quantiles (10 %, 90 %). */
 #define RANGE_LO 0.80
 #define RANGE_HI 1.20
@@ -63,6 +69,19 @@ double vf__pcie_gbps(const struct vf_gpu_spec *g)
     for (int k = g->pcie_gen; k < 3; k++)
         lane /= 2;
     return lane * g->pcie_lanes;
+}
+
+/* F-SPD-07: the share of its boost clock an NVIDIA card holds under a sustained tensor load.
+ * Below POWER_DENSITY_FULL watts per SM-GHz the board's power limit binds first, and the clock
+ * drops until the power fits: dynamic power goes as C x V^2 x f with the voltage following the
+ * clock, so f ~ P^(1/3). 1 where the card's power, SMs or clock is unknown, and for other
+ * vendors (a CU is not an SM; no anchor). */
+double vf__power_share(const struct vf_gpu_spec *g)
+{
+    if (!g->tdp_w || !g->sms || !g->boost_mhz || !g->vendor || strcmp(g->vendor, "NVIDIA"))
+        return 1.0;
+    double density = g->tdp_w / (g->sms * g->boost_mhz / 1000.0);
+    return vf__cbrt_share(density / POWER_DENSITY_FULL);
 }
 
 static bool has(const char *w, const char *s)
@@ -197,7 +216,8 @@ void vf_speed_llm(const struct vf_gpu_spec *g, const struct vf_speed_in *in, str
             in->n_layers * TAU_LAYER_GGUF + (in->gpus > 1 ? in->gpus - 1 : 0) * TAU_SPLIT_GGUF;
     }
     out->bw_gbps = r.bw / 1e9;
-    r.flops = rate * 1e12 * out->eta_compute * r.n;
+    out->power_share = vf__power_share(g);
+    r.flops = rate * 1e12 * out->eta_compute * out->power_share * r.n;
     r.pcie = vf__pcie_gbps(g) * 1e9;
     r.link = g->nvlink_gbps > 0 ? g->nvlink_gbps / 2.0 * 1e9 : r.pcie;
     double users = in->users ? (double)in->users : 1.0;

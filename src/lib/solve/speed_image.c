@@ -128,7 +128,8 @@ void vf__speed_diffusion(const struct vf_gpu_spec *g, const struct vf_model *m,
 {
     memset(out, 0, sizeof *out);
     const struct vf_pipeline *p = m->pipeline;
-    double rate = g->tflops_bf16 > 0 ? g->tflops_bf16 : g->tflops_fp16 / 2.0;
+    /* the 16-bit rate at the clock the card holds under its power limit (F-SPD-07) */
+    double rate = (g->tflops_bf16 > 0 ? g->tflops_bf16 : g->tflops_fp16 / 2.0) * vf__power_share(g);
     if (!p || rate <= 0) {
         out->why = !p ? "not a pipeline" : "the card's 16-bit tensor throughput is unknown";
         return;

@@ -98,7 +98,8 @@ void vf__speed_train(const struct vf_gpu_spec *g, const struct vf_model *m,
                      struct vf_job_speed *out)
 {
     memset(out, 0, sizeof *out);
-    double rate = g->tflops_bf16 > 0 ? g->tflops_bf16 : g->tflops_fp16 / 2.0;
+    /* the 16-bit rate at the clock the card holds under its power limit (F-SPD-07) */
+    double rate = (g->tflops_bf16 > 0 ? g->tflops_bf16 : g->tflops_fp16 / 2.0) * vf__power_share(g);
     if (rate <= 0 || !g->bandwidth_gbps || !m->params || m->pipeline) {
         out->why = m->pipeline  ? "a denoiser's training speed is not modelled"
                    : rate <= 0  ? "the card's 16-bit tensor throughput is unknown"
