@@ -109,7 +109,11 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
     double gpu_bw = g->bandwidth_gbps * 1e9 * (sp->eta_bw > 0 ? sp->eta_bw : 1.0);
     double moved = read / (vf__host_bw(w) * 1e9) - read / gpu_bw;
     double t = t_gpu + (moved > 0 ? moved : 0);
-    double p = w->in_tokens ? (double)w->in_tokens : 512.0;
+    /* the prompt and answer lengths vf__speed_of took (F-SPD-03's defaults) */
+    uint64_t ctx = e->ctx_tokens ? e->ctx_tokens : 4096;
+    double p = w->in_tokens ? (double)w->in_tokens : (double)(ctx < 4096 ? ctx : 4096);
+    double o = w->out_tokens ? (double)w->out_tokens : 512.0;
+    double b = sp->batch ? (double)sp->batch : 1.0;
     double t_pp = p / sp->prefill_tps + prompt_host_s(g, m, w, host, gpu_bw, p);
     *j = (struct vf_job_speed){.known = true, .result = "token", .prec = sp->prec};
     j->seconds = t;
@@ -128,9 +132,16 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
     sp->prefill_tps *= pscale;
     sp->prefill_lo *= pscale;
     sp->prefill_hi *= pscale;
-    sp->serving_tps *= scale;
-    sp->serving_lo *= scale;
-    sp->serving_hi *= scale;
+    /* serving: b prompts, then o steps of b sequences: each step reads the host's layers
+     * once for the batch, the prompts copy them per micro-batch of their b x p tokens */
+    if (sp->serving_tps > 0) {
+        double t_old = b * o / sp->serving_tps;
+        double t_new = t_old + o * (t - t_gpu) + prompt_host_s(g, m, w, host, gpu_bw, b * p);
+        double sscale = t_old / t_new;
+        sp->serving_tps *= sscale;
+        sp->serving_lo *= sscale;
+        sp->serving_hi *= sscale;
+    }
 }
 
 void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
