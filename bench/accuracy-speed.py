@@ -103,7 +103,7 @@ def plan(r):
         return ("prefill/decode disaggregation with expert parallelism over nodes: not "
                 "modelled")
     if kind == "offload":
-        return "offload rows: the next issue (layers on the host)"
+        return "offload rows: scored by bench/accuracy-speed-kinds.py (F-SPD-17)"
     if not model:
         return "model not in the catalog: " + r["model"][:50]
     if not card:

@@ -586,7 +586,9 @@ async function costChart(S) {
     .map((o) => {
       const c = o.fits ? o.cost : o.offload_cost;
       const js = o.fits ? o.job_speed : o.offload_speed;
-      const sec = js ? js.seconds_per_result : o.speed && o.speed.output_tokens_per_s ? 1e6 / o.speed.output_tokens_per_s : null;
+      // an LLM's time is per 1M output tokens, with its layer split too (o.spill)
+      const tps = o.fits ? o.speed && o.speed.output_tokens_per_s : o.spill && o.spill.output_tokens_per_s;
+      const sec = tps ? 1e6 / tps : js ? js.seconds_per_result : null;
       return { o, eur: c.per_result, unit: c.unit, sec, flags: o.fits ? null : o.offload };
     }).sort((a, b) => a.eur - b.eur).slice(0, 8);
   box.hidden = h.hidden = rows.length < 2;

@@ -71,6 +71,12 @@ parity "estimate video = CLI" "api/v1/estimate?model=wan2.2-t2v-a14b&task=video&
     estimate wan2.2-t2v-a14b --task video --frames 81 --res 720p --gpu rtx-4090
 parity "pick = CLI" "api/v1/pick?model=llama-3.1-70b&quant=Q4_K_M&ctx=32k&users=4&hours=3" -- \
     pick llama-3.1-70b --quant Q4_K_M --ctx 32k --users 4 --hours 3
+# issue 24: --rank cost offers the short cards' llama.cpp layer split (golden
+# pick-cost-70b-llamacpp-offload-json): the API's body is the CLI's, offload rows included
+parity "pick rank=cost with offload offers = CLI" \
+    "api/v1/pick?model=llama-3.1-70b&engine=llama.cpp&quant=Q4_K_M&ctx=8k&gpus=1&rank=cost" -- \
+    pick llama-3.1-70b --engine llama.cpp --quant Q4_K_M --ctx 8k --gpus 1 --rank cost
+if grep -q '"offload": "-ngl auto"' "$dir/body"; then ok "pick rank=cost: a short card runs with -ngl auto"; else bad "pick offload offer" "no offload row in the body"; fi
 parity "models?q = CLI" "api/v1/models?q=qwen" -- catalog models --search qwen
 parity "gpus = CLI" "api/v1/gpus" -- catalog gpus
 parity "inspect = CLI" "api/v1/inspect?model=deepseek-v3" -- inspect deepseek-v3

@@ -4,6 +4,7 @@
  * expected tokens/s derived by hand in the comments from the constants of speed.c.
  */
 #include "th.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -213,6 +214,53 @@ static void unknown_card(void **state)
     assert_non_null(strstr(s.why, "tensor throughput"));
 }
 
+/* F-SPD-17: a prompt with 1 GB of layers in host memory (the test card: PCIe 4 x16 =
+ * 16 x 0.985 x 2 = 31.52 GB/s x 0.91 TLP = 28.683 GB/s; host 100 GB/s x ETA_HOST 0.54 = 54 GB/s;
+ * the card's decode read 1000 x 0.92 = 920 GB/s). All-GPU prefill 1000 tokens/s by hand. */
+static double prompt_tps(double p)
+{
+    struct vf_gpu_spec g = card();
+    struct vf_model m = {0};
+    m.params = 8000000000ULL;    /* no vocab: the token embedding is not taken off */
+    static struct vf_estimate e; /* large: not on the stack */
+    memset(&e, 0, sizeof e);
+    e.task = VF_TASK_INFER;
+    e.weights_bytes = 4000000000ULL;
+    e.components[0] = (struct vf_component){
+        .name = "model_buffer", .bytes = 1000000000ULL, .device = VF_DEV_HOST};
+    e.n_components = 1;
+    e.host_bytes = e.components[0].bytes;
+    struct vf_workload w = {0};
+    w.in_tokens = (uint64_t)p;
+    w.host_gbps = 100;
+    struct vf_speed sp = {0};
+    sp.known = true;
+    sp.decode_tps = 100;
+    sp.prefill_tps = 1000;
+    sp.eta_bw = 0.92;
+    struct vf_job_speed j;
+    vf__job_speed(NULL, &g, &m, &e, &w, 1, &sp, &j);
+    return sp.prefill_tps;
+}
+
+static void offload_prompt_regimes(void **state)
+{
+    (void)state;
+    /* 971 tokens: micro-batches of 512 and 459, both >= 32 (ggml-cuda's offload_op): the
+     * layers cross the slot twice: 0.971 s + 2 x 1e9 / 28.683e9 = 0.971 + 0.069728 s ->
+     * 971 / 1.040728 = 933.0 tokens/s */
+    near(prompt_tps(971), 933.0);
+    /* 544 = 512 + 32: the 32-token tail is offloaded too: 0.544 + 0.069728 -> 886.4 */
+    near(prompt_tps(544), 886.4);
+    /* 20 tokens: under 32, the CPU runs its layers, read once at the host's bandwidth less
+     * what the card would have spent on them: 0.020 + 1e9 / 54e9 - 1e9 / 920e9 =
+     * 0.020 + 0.0185185 - 0.0010870 = 0.0374315 s -> 534.3 tokens/s (a copy would be 274.3) */
+    near(prompt_tps(20), 534.3);
+    /* 530 = 512 + 18: one copy and the 18-token tail on the CPU: 0.530 + 0.034864 + 0.0174315
+     * = 0.5822955 s -> 910.2 tokens/s */
+    near(prompt_tps(530), 910.2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +269,7 @@ int main(void)
         cmocka_unit_test(server_batch_and_moe),
         cmocka_unit_test(power_limited_clock),
         cmocka_unit_test(unknown_card),
+        cmocka_unit_test(offload_prompt_regimes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -411,7 +411,8 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
                    r->kv_fix != VF_DT_DEFAULT && r->kv_fix_fits ? vf_dtype_name(r->kv_fix) : NULL);
         vf__jw_str(j, "fix", fitting_fix(r));
     }
-    if (r->fit.speed.known || r->fit.speed.why)
+    bool llm_offload = !r->fit.fits && r->offload_flags && r->fit.spill.on;
+    if ((r->fit.speed.known || r->fit.speed.why) && !llm_offload)
         speed_jw(j, &r->fit.speed, false);
     if (r->fit.fits && r->job && r->job->known) { /* issue 24: --rank cost, image/video */
         vf__job_speed_jw(j, "job_speed", r->job);
@@ -419,11 +420,20 @@ static void offer_jw(struct vf__jw *j, const char *key, const struct vf_pick_row
     }
     if (r->offload_flags && r->job) { /* issue 24: runs with offload on this card (F-SPD-16) */
         vf__jw_text(j, "offload", r->offload_flags);
+        if (llm_offload) { /* the engine's own layer split (DESIGN section 8's fit.spill) */
+            vf__jw_open(j, "spill", '{');
+            vf__jw_int(j, "gpu_layers", r->fit.spill.gpu_layers);
+            vf__jw_int(j, "cpu_layers", r->fit.spill.cpu_layers);
+            vf__jw_bytes(j, "host_bytes", r->fit.spill.host_bytes);
+            vf__jw_real(j, "slowdown", r->fit.spill.slowdown);
+            vf__jw_real(j, "output_tokens_per_s", r->fit.speed.serving_tps);
+            vf__jw_close(j);
+        }
         vf__job_speed_jw(j, "offload_speed", r->job);
         vf__job_cost_jw(j, "offload_cost", r->job);
     }
-    if (r->cost_per_mtok > 0) { /* F-SPD-06 */
-        vf__jw_open(j, "cost", '{');
+    if (r->cost_per_mtok > 0) { /* F-SPD-06; on a short card, with its offload (issue 24) */
+        vf__jw_open(j, llm_offload ? "offload_cost" : "cost", '{');
         vf__jw_real(j, "per_result", r->cost_per_mtok);
         vf__jw_text(j, "unit", "1M output tokens");
         vf__jw_str(j, "currency", of ? of->currency : NULL);

@@ -98,6 +98,24 @@ void vf__offload_offer_text(struct vf__sb *s, const struct vf_pick_row *r, bool 
     char b1[32], b2[32];
     if (!r->offload_flags || !j || !j->known)
         return;
+    if (r->fit.spill.on && r->offer && r->cost_per_mtok > 0) { /* an LLM's layer split */
+        bool sign = !ascii && !strcmp(r->offer->currency, "EUR");
+        char where[96];
+        vf_format_bytes(b1, sizeof b1, r->fit.spill.host_bytes, VF_FMT_IEC);
+        if (r->fit.spill.cpu_layers) /* whole layers on the CPU */
+            snprintf(where, sizeof where, "%u of %u layers on the GPU, %s in host memory",
+                     r->fit.spill.gpu_layers, r->fit.spill.gpu_layers + r->fit.spill.cpu_layers,
+                     b1);
+        else /* --n-cpu-moe: the layers on the GPU, routed experts on the CPU */
+            snprintf(where, sizeof where, "routed experts in host memory, %s", b1);
+        vf__sb_printf(s,
+                      "; runs with %s (%s): about %.1f%s slower than if it fit, %.1f output "
+                      "tokens/s, %s%s%s per 1M output tokens",
+                      r->offload_flags, where, j->slowdown, ascii ? "x" : "\u00d7",
+                      r->fit.speed.serving_tps, sign ? "\u20ac" : r->offer->currency,
+                      sign ? "" : " ", eur(b2, sizeof b2, r->cost_per_mtok));
+        return;
+    }
     vf__sb_printf(s, "; runs with %s: about %.*f%s slower than if it fit, %s per %s",
                   r->offload_flags, j->slowdown < 2 ? 2 : 1, j->slowdown, ascii ? "x" : "\u00d7",
                   dur(b1, sizeof b1, j->seconds), j->result);

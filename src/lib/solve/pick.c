@@ -330,6 +330,53 @@ static enum vf_err list_row(struct pick_ctx *p, const struct cand *x, struct vf_
     return VF_OK;
 }
 
+/* DESIGN section 8, F-SPD-06/17 (issue 24), --rank cost: a short card where the LLM runs
+ * with layers in host memory as its engine places them itself (llama.cpp's -ngl auto, i.e.
+ * --fit; Ollama's planner): the split (r->fit.spill), its speed from the offload model
+ * (r->job, and the scaled serving speed in r->fit.speed) and its price per 1M output tokens
+ * (r->cost_per_mtok). Left as it is for other engines, or when even the split does not fit. */
+static enum vf_err llm_offload_offer(struct pick_ctx *p, struct vf_pick_row *r,
+                                     struct vf_error *err)
+{
+    const struct vf_engine *eng = vf_engine_for(p->w, NULL);
+    bool lcpp = eng && !strcmp(eng->name, "llama.cpp");
+    if (!eng || (!lcpp && strcmp(eng->name, "ollama")))
+        return VF_OK;
+    struct vf_workload x = *p->w;
+    x.usable_bytes = r->gpu->usable_bytes;
+    struct vf_error e2 = {0};
+    if (lcpp && vf_workload_set(&x, "-ngl", "auto", &e2))
+        return VF_OK;
+    struct vf_estimate *e = vf__arena_take(p->scratch, sizeof *e); /* vf_estimate clears it */
+    struct vf_job_speed *job = vf_arena_alloc(p->a, sizeof *job);
+    if (!e || !job)
+        return vf__errf(err, VF_ENOMEM, "pick: out of memory");
+    enum vf_err rc = vf_estimate(p->scratch, p->m, &x, e, &e2);
+    if (rc == VF_ENOMEM)
+        return vf__errf(err, rc, "pick: out of memory");
+    /* Ollama's total is its placement's need with every layer on the card (memory.go); its
+     * split fits by construction. llama.cpp's --fit may stay short of its margin. */
+    if (rc || !e->spill.runs ||
+        (lcpp && (e->total_bytes == VF_UNKNOWN || e->total_bytes > r->gpu->usable_bytes)))
+        return VF_OK;
+    struct vf_fit f = {.gpu = r->gpu->id, .count = 1, .fits = true, .max_users = e->users};
+    vf__speed_of(p->m, &x, e->engine, &e->weights, e->weights_bytes, e->kv_bytes_per_token,
+                 e->ctx_tokens, r->gpu, &f);
+    vf__job_speed(p->c, r->gpu, p->m, e, &x, 1, &f.speed, job);
+    if (!job->known || !f.speed.known || f.speed.serving_tps <= 0)
+        return VF_OK;
+    r->fit.speed = f.speed;
+    r->fit.spill.on = true;
+    r->fit.spill.gpu_layers = e->spill.gpu_layers;
+    r->fit.spill.cpu_layers = e->spill.cpu_layers;
+    r->fit.spill.host_bytes = e->spill.host_bytes;
+    r->fit.spill.slowdown = job->slowdown;
+    r->offload_flags = lcpp ? "-ngl auto" : "Ollama's own layer split";
+    r->job = job;
+    r->cost_per_mtok = (double)r->offer->price_micro / (3600.0 * f.speed.serving_tps);
+    return VF_OK;
+}
+
 /* A single card that does not fit: the whole estimate (the text prints its parts and
  * fixes), the largest context and users it holds, and the 8-bit KV cache. */
 static enum vf_err short_row(struct pick_ctx *p, const struct cand *x, struct vf_pick_row *r,
@@ -360,6 +407,9 @@ static enum vf_err short_row(struct pick_ctx *p, const struct cand *x, struct vf
         *job = ch.with;
         r->offload_flags = ch.flags && ch.with.known ? ch.flags : NULL;
         r->job = job;
+    } else if (p->w->pick.rank_cost && p->w->task == VF_TASK_INFER &&
+               (rc = llm_offload_offer(p, r, err))) {
+        return rc;
     }
     return try_kv_fix(p, r, err);
 }

@@ -17,9 +17,17 @@
 #ifndef ETA_HOST
 #define ETA_HOST 0.54
 #endif
-/* F-SPD-17: llama.cpp copies a CPU layer's weights to the GPU for each micro-batch of a
- * prompt of at least 32 tokens (ggml-backend's op offload); its default -ub is 512. */
-#define LLAMACPP_UBATCH 512.0
+/* F-SPD-17: llama.cpp's default micro-batch (-ub 512). A CPU layer's weights cross to the
+ * GPU once for each micro-batch of at least OFFLOAD_MIN_BATCH tokens: ggml-backend.cpp's
+ * scheduler (ggml_backend_sched_backend_id_from_cur, cause "1.off") hands an op whose weights
+ * sit in a host buffer to a GPU whose offload_op agrees, and ggml-cuda.cu's
+ * ggml_backend_cuda_device_offload_op agrees when get_op_batch_size(op) (the tokens: ne[1],
+ * ne[2] of MUL_MAT_ID, 0 for GET_ROWS) is at least 32 (llama.cpp since the ggml-backend
+ * scheduler, PR 4766, 2024-01; host buffers only since PR 11124, 2025-01; repacked CPU
+ * weights are not made when a GPU is present since PR 12498, 2025-03). A smaller micro-batch
+ * runs on the CPU. */
+#define LLAMACPP_UBATCH   512.0
+#define OFFLOAD_MIN_BATCH 32.0
 /* F-SPD-16: "a quick test on the bigger card costs 15 minutes of its price" (the guide). */
 #define TEST_HOURS 0.25
 
@@ -52,6 +60,27 @@ static void price(const struct vf_catalog *c, const struct vf_gpu_spec *g, uint3
     s->eur = s->known && strcmp(s->result, "token") ? s->eur_per_hour * s->seconds / 3600.0 : 0;
 }
 
+/* F-SPD-17: the seconds a prompt of p tokens adds for `host` bytes of layers in host memory.
+ * Each micro-batch of at least OFFLOAD_MIN_BATCH tokens copies them to the GPU over the slot;
+ * a shorter one (a short prompt, or the tail of a long one) runs them on the CPU, read once
+ * at the host's bandwidth as a decode step reads them: a floor, its FLOPs not modelled. */
+static double prompt_host_s(const struct vf_gpu_spec *g, const struct vf_model *m,
+                            const struct vf_workload *w, double host, double gpu_bw, double p)
+{
+    double full = (double)(uint64_t)(p / LLAMACPP_UBATCH), rest = p - full * LLAMACPP_UBATCH;
+    double copies = full + (rest >= OFFLOAD_MIN_BATCH ? 1 : 0);
+    double t = copies * host / (vf__pcie_gbps(g) * 1e9 * VF_PCIE_TLP);
+    if (rest > 0 && rest < OFFLOAD_MIN_BATCH) {
+        double read = host; /* rest tokens touch at most rest x k of the E experts */
+        if (m->n_experts > m->n_experts_used && m->n_experts_used &&
+            rest * m->n_experts_used < m->n_experts)
+            read *= rest * m->n_experts_used / m->n_experts;
+        double cpu = read / (vf__host_bw(w) * 1e9) - read / gpu_bw;
+        t += cpu > 0 ? cpu : 0;
+    }
+    return t;
+}
+
 /* F-SPD-17: llama.cpp (and Ollama) with layers in host memory: a decoded token reads the
  * GPU's layers at its bandwidth and the host's at the host's; a prompt copies the host
  * layers to the GPU once per micro-batch. The LLM figures of f->speed are scaled. */
@@ -80,9 +109,12 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
     double gpu_bw = g->bandwidth_gbps * 1e9 * (sp->eta_bw > 0 ? sp->eta_bw : 1.0);
     double moved = read / (vf__host_bw(w) * 1e9) - read / gpu_bw;
     double t = t_gpu + (moved > 0 ? moved : 0);
-    double p = w->in_tokens ? (double)w->in_tokens : 512.0;
-    double ub = (double)(uint64_t)((p + LLAMACPP_UBATCH - 1) / LLAMACPP_UBATCH);
-    double t_pp = p / sp->prefill_tps + ub * host / (vf__pcie_gbps(g) * 1e9 * VF_PCIE_TLP);
+    /* the prompt and answer lengths vf__speed_of took (F-SPD-03's defaults) */
+    uint64_t ctx = e->ctx_tokens ? e->ctx_tokens : 4096;
+    double p = w->in_tokens ? (double)w->in_tokens : (double)(ctx < 4096 ? ctx : 4096);
+    double o = w->out_tokens ? (double)w->out_tokens : 512.0;
+    double b = sp->batch ? (double)sp->batch : 1.0;
+    double t_pp = p / sp->prefill_tps + prompt_host_s(g, m, w, host, gpu_bw, p);
     *j = (struct vf_job_speed){.known = true, .result = "token", .prec = sp->prec};
     j->seconds = t;
     j->offload_s = read / (vf__host_bw(w) * 1e9);
@@ -100,9 +132,16 @@ static void llm_offload(const struct vf_gpu_spec *g, const struct vf_model *m,
     sp->prefill_tps *= pscale;
     sp->prefill_lo *= pscale;
     sp->prefill_hi *= pscale;
-    sp->serving_tps *= scale;
-    sp->serving_lo *= scale;
-    sp->serving_hi *= scale;
+    /* serving: b prompts, then o steps of b sequences: each step reads the host's layers
+     * once for the batch, the prompts copy them per micro-batch of their b x p tokens */
+    if (sp->serving_tps > 0) {
+        double t_old = b * o / sp->serving_tps;
+        double t_new = t_old + o * (t - t_gpu) + prompt_host_s(g, m, w, host, gpu_bw, b * p);
+        double sscale = t_old / t_new;
+        sp->serving_tps *= sscale;
+        sp->serving_lo *= sscale;
+        sp->serving_hi *= sscale;
+    }
 }
 
 void vf__job_speed(const struct vf_catalog *c, const struct vf_gpu_spec *g,
