@@ -258,7 +258,7 @@ static const char *dfs_decode_why(const struct dfs *c)
     return vf_arena_printf(c->a,
                            "%s; ComfyUI's figure, kept: the decoder's own tensors at its peak "
                            "are %s (up blocks in %s%s, F-DIF-17) and the public rows sit "
-                           "1.3-3x above them (cuDNN workspaces, the allocator)",
+                           "1.3-2.5x above them (cuDNN workspaces, the allocator)",
                            how, vf_format_bytes(b1, sizeof b1, floor, VF_FMT_IEC),
                            vf_dtype_name(dt), up ? ": force_upcast" : "");
 }
