@@ -335,6 +335,11 @@ static enum vf_err diffusers_estimate(struct vf_arena *a, const struct vf_model 
     c.te = vf__pipeline_encoder_bytes_hf(c.p, &c.r.o.te_weights); /* F-DIF-02, F-DIF-15 */
     c.te_cpu = c.r.o.text_encoder == VF_TE_CPU;
     c.block = c.r.expert / c.p->layers;
+    /* from_pretrained(torch_dtype=...) loads the VAE at the pipeline's dtype (the pipeline
+     * file's VAE dtype is ComfyUI's vae_dtype); the same bytes at 16 bits */
+    if (c.r.o.vae_dtype == VF_DT_DEFAULT && !c.r.o.tiny_vae &&
+        vf_dtype_bytes(c.p->dtype, 1) == vf_dtype_bytes(c.r.pv.vae_dtype, 1))
+        c.r.pv.vae_dtype = c.p->dtype;
 
     dfs_step(&c);
     dfs_decode(&c);
