@@ -21,7 +21,7 @@ df-flux-dev-h100-bnb-4bit-cpuoffload|12.383|GiB-ctx|flux1-dev --engine diffusers
 df-flux-dev-h100-bnb-8bit-cpuoffload|23.428|GiB-ctx|flux1-dev --engine diffusers --task image --weights bnb-int8 --text-encoder-weights bnb-int8 --offload model-cpu
 df-flux-dev-h100-quanto-int8-cpuoffload|12.166|GiB-ctx|flux1-dev --engine diffusers --task image --weights int8 --text-encoder-weights int8 --offload model-cpu
 df-flux-dev-h100-quanto-fp8-cpuoffload|12.332|GiB-ctx|flux1-dev --engine diffusers --task image --weights fp8 --text-encoder-weights fp8 --offload model-cpu
-df-sdxl-a100-40gb-fp16|21.72|GiB-ctx|sdxl --engine diffusers --task image --batch 4
+df-sdxl-a100-40gb-fp16|21.72|GiB-ctx|sdxl --engine diffusers --task image --batch 4 --attention eager
 df-sdxl-a100-40gb-compile|21.73|GiB-ctx|sdxl --engine diffusers --task image --batch 4
 df-sdxl-a100-40gb-seq-offload|19.91|GiB-ctx|sdxl --engine diffusers --task image --batch 4 --offload sequential
 df-flux-dev-4090-bnb4-compile|14.9448|GiB-ctx|flux1-dev --engine diffusers --task image --weights nf4 --text-encoder-weights nf4

@@ -608,12 +608,14 @@ struct vf_diffusion_opts {
     enum vf_dtype vae_dtype; /* VF_DT_DEFAULT = the pipeline's; fp32 as diffusers' Wan examples */
     uint32_t steps;          /* issue 24, speed only: denoising steps; 0 = the pipeline's */
     uint32_t sp;             /* issue 24, speed only: xDiT's Ulysses degree; 0 = 1 */
+    bool eager_attn;         /* diffusers' AttnProcessor (no SDPA): tokens^2 scores (F-DIF-18) */
 };
 const char *vf_dif_offload_name(enum vf_dif_offload o);
 /*
  * Sets one image/video knob by name as the CLI and the web API spell it: "offload" (none,
  * lowvram, novram, block-swap, model-cpu, sequential, group), "text-encoder" (gpu, cpu,
- * offload-after-encode), "vae-decode" (full, tiled, sliced, tiny: one mode), "cfg" (on, off).
+ * offload-after-encode), "vae-decode" (full, tiled, sliced, tiny: one mode), "cfg" (on, off),
+ * "attention" (sdpa, eager).
  * VF_EINVAL lists the accepted values.
  */
 enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const char *value,

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/pipeline_terms.h"
 #include "internal.h"
 
 #define MIB (1ULL << 20)
@@ -35,6 +36,15 @@ static void estimate(const struct vf_model *m, const struct vf_workload *w, stru
 static struct vf_workload image(void)
 {
     struct vf_workload w = {.task = VF_TASK_IMAGE};
+    return w;
+}
+
+/* An image under the diffusers engine, `batch` at once. */
+static struct vf_workload diffusers_images(uint32_t batch)
+{
+    struct vf_workload w = image();
+    w.engine = "diffusers";
+    w.diffusion.batch = batch;
     return w;
 }
 
@@ -346,6 +356,19 @@ static void malformed_files(void **state)
            VF_ELIMIT, "text_encoders[0].nonlinear_params");
     expect(mutate("\"latent_channels\": 16, \"decode", "\"latent_channels\": 4, \"decode"),
            VF_EFORMAT, "vae.latent_channels: differs");
+    /* F-DIF-17's optional decoder: four levels of 1 to 4096 channels, a boolean upcast */
+    expect(mutate("\"latent_channels\": 16, \"decode",
+                  "\"decoder_channels\": [128, 256, 512], \"latent_channels\": 16, \"decode"),
+           VF_EFORMAT, "vae.decoder_channels: is not an array of 4");
+    expect(mutate("\"latent_channels\": 16, \"decode",
+                  "\"decoder_channels\": [128, 0, 512, 512], \"latent_channels\": 16, \"decode"),
+           VF_EFORMAT, "vae.decoder_channels: holds a value");
+    expect(mutate("\"latent_channels\": 16, \"decode",
+                  "\"decoder_channels\": [1, 1, 1, 99999], \"latent_channels\": 16, \"decode"),
+           VF_EFORMAT, "vae.decoder_channels: holds a value");
+    expect(mutate("\"latent_channels\": 16, \"decode",
+                  "\"force_upcast\": \"yes\", \"latent_channels\": 16, \"decode"),
+           VF_EFORMAT, "vae.force_upcast: is not true or false");
     expect(mutate("\"frames\": 1", "\"frames\": 5"), VF_EFORMAT, "defaults.frames");
     expect(mutate("\"width\": 512", "\"width\": 8"), VF_EFORMAT, "defaults.width");
     expect(mutate("\"name\": \"T\", ", "\"name\": \"T\", \"name\": \"U\", "), VF_EFORMAT,
@@ -530,15 +553,14 @@ static void diffusers_bnb(void **state)
  * (36,864 + 3 x 110,784) + conv(64, 4) 2,308 = 1,222,532; 2,445,063 params = 4,890,126 B at 16
  * bit; its decode 3 x 64 x 1024 x 1024 x 2 = 402,653,184 a sample, x 4 = 1,610,612,736. The
  * decode stays the peak (the step 4096 x 8 x 28 x 640 x 2 = 1,174,405,120 is smaller), so the
- * totals differ by the decodes (and the VAE). ComfyUI refuses both modes; TAESD refuses video.
+ * totals differ by the decodes (and the VAE, and the full VAE's upcast, F-DIF-17). ComfyUI
+ * refuses both modes; TAESD refuses video.
  */
 static void diffusers_vae_modes(void **state)
 {
     (void)state;
     struct vf_model m = th_model("sdxl");
-    struct vf_workload w = image();
-    w.engine = "diffusers";
-    w.diffusion.batch = 4;
+    struct vf_workload w = diffusers_images(4);
     struct vf_estimate full, sl, tiny;
     estimate(&m, &w, &full);
     assert_u64(component_in(&full, "vae_decode", "decode"), 18270388224ULL);
@@ -556,8 +578,10 @@ static void diffusers_vae_modes(void **state)
     assert_u64(component_in(&tiny, "vae", NULL), 4890126ULL);
     assert_u64(component_in(&tiny, "vae_decode", "decode"), 1610612736ULL);
     assert_string_equal(tiny.peak_phase, "decode");
-    assert_u64(tiny.total_bytes,
-               full.total_bytes - 18270388224ULL + 1610612736ULL - 167307726ULL + 4890126ULL);
+    /* ... and AutoencoderTiny is not upcast (its config has no force_upcast): the full VAE's
+     * fp32 upcast, 146,279,846 B (F-DIF-17), goes too */
+    assert_u64(tiny.total_bytes, full.total_bytes - 18270388224ULL - 146279846ULL + 1610612736ULL -
+                                     167307726ULL + 4890126ULL);
     struct vf_error err = {0};
     w.engine = "comfyui";
     assert_int_equal(vf_estimate(th_arena, &m, &w, &tiny, &err), VF_EINVAL);
@@ -570,6 +594,116 @@ static void diffusers_vae_modes(void **state)
     assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "taesd", NULL), VF_OK);
     assert_int_equal(vf_estimate(th_arena, &wan, &v, &tiny, &err), VF_EUNSUPPORTED);
     assert_int_equal(vf_diffusion_set(&v.diffusion, "vae-decode", "half", &err), VF_EINVAL);
+}
+
+/*
+ * F-DIF-18: the SDXL UNet's step under diffusers' eager attention. models/attention_processor.py
+ * AttnProcessor.__call__ calls Attention.get_attention_scores, which builds baddbmm's input
+ * (torch.empty(batch x heads, N, N)) and the scores from torch.baddbmm, deletes the first, then
+ * takes the softmax beside the scores: 2 x samples x heads x N^2 x 2 B at once (upcast_softmax
+ * is False in the UNet's BasicTransformerBlock attention). AttnProcessor2_0.__call__ hands q, k,
+ * v to F.scaled_dot_product_attention, which keeps no N^2 tensor (F-DIF-04). The first attention
+ * level (64 x 64 at 1024^2, 4096 tokens, 640 / 64 = 10 heads) has the most scores: the 32 x 32
+ * level holds 20 heads x 1024^2 = 1/8 of them.
+ * Batch 4 under CFG, 8 samples: 2 x 8 x 10 x 4096^2 x 2 = 5,368,709,120 on top of the SDPA
+ * step's 4096 x 8 x 28 x 640 x 2 = 1,174,405,120 -> 6,543,114,240; the decode stays the peak
+ * (the public fp16 eager-UNet row and the SDPA one both measure 21.72 GB: decode-bound).
+ * 2048^2, batch 1 (2 samples): 16,384 tokens; SDPA 16,384 x 2 x 28 x 640 x 2 = 1,174,405,120,
+ * the decode 2178 x 256 x 256 x 64 x 2 = 18,270,388,224 the peak; eager + 2 x 2 x 10 x 16,384^2 x
+ * 2 = 21,474,836,480 -> 22,649,241,600 and the denoise phase becomes the peak.
+ */
+static void diffusers_eager_attention(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("sdxl");
+    struct vf_workload w = diffusers_images(4);
+    struct vf_estimate sdpa, eager;
+    estimate(&m, &w, &sdpa);
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "attention", "AttnProcessor", NULL), VF_OK);
+    assert_true(w.diffusion.eager_attn);
+    estimate(&m, &w, &eager);
+    assert_u64(component_in(&sdpa, "activations", "denoise"), 1174405120ULL);
+    assert_u64(component_in(&eager, "activations", "denoise"), 6543114240ULL);
+    assert_string_equal(eager.peak_phase, "decode");
+    assert_u64(eager.total_bytes, sdpa.total_bytes);
+    w.diffusion.batch = 1;
+    w.diffusion.width = w.diffusion.height = 2048;
+    estimate(&m, &w, &eager);
+    assert_u64(component_in(&eager, "activations", "denoise"), 22649241600ULL);
+    assert_string_equal(eager.peak_phase, "denoise");
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "attention", "sdpa", NULL), VF_OK);
+    estimate(&m, &w, &sdpa);
+    assert_u64(component_in(&sdpa, "activations", "denoise"), 1174405120ULL);
+    assert_string_equal(sdpa.peak_phase, "decode");
+    /* ComfyUI has its own fallbacks; Flux's processors need SDPA */
+    struct vf_error err = {0};
+    w.diffusion.eager_attn = true;
+    w.engine = "comfyui";
+    assert_int_equal(vf_estimate(th_arena, &m, &w, &eager, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "AttnProcessor"));
+    struct vf_model flux = th_model("flux1-dev");
+    w.engine = "diffusers";
+    assert_int_equal(vf_estimate(th_arena, &flux, &w, &eager, &err), VF_EINVAL);
+    assert_non_null(strstr(err.msg, "SDPA-only"));
+    assert_int_equal(vf_diffusion_set(&w.diffusion, "attention", "flash", &err), VF_EINVAL);
+}
+
+/*
+ * F-DIF-17: an AutoencoderKL decoder's own tensors (diffusers models/autoencoders/vae.py
+ * Decoder.forward, block_out_channels 128, 256, 512, 512 reversed into up blocks 512, 512, 256,
+ * 128), per output pixel, at the widest point:
+ *   the last up block's first ResnetBlock2D (resnet.py ResnetBlock2D.forward, 256 -> 128 at the
+ *   output size): its input (also held by Decoder.forward's `sample`), norm1 and SiLU at once,
+ *   3 x 256 = 768; at its end input 256 + conv2 128 + conv_shortcut 128 + the sum 128 + the sum /
+ *   output_scale_factor 128 = 768;
+ *   the Upsample2D before it (upsampling.py Upsample2D.forward): the up block's input 512 and
+ *   the upsampler's input 256 at a quarter of the pixels (192), the interpolated 256 and the
+ *   conv's 256: 704 elements; in bf16 the interpolation runs in fp32 ("upsample_nearest2d_out_frame
+ *   op does not support bfloat16") and is cast back while the fp32 copy lives: 192 x 2 + 256 x 4
+ *   + 256 x 2 = 1920 B.
+ * fp32 (SDXL upcast): max(768, 704) x 4 = 3072 B; bf16 (Flux): max(768 x 2, 1920) = 1920 B; fp16:
+ * max(1536, 1408) = 1536 B; at 1024^2 (1,048,576 px): 3,221,225,472, 2,013,265,920 and
+ * 1,610,612,736 B a sample.
+ * The upcast (pipeline_stable_diffusion_xl.py StableDiffusionXLPipeline.upcast_vae: vae.to(fp32),
+ * then post_quant_conv, decoder.conv_in and decoder.mid_block back to fp16 when the mid-block's
+ * processor is AttnProcessor2_0): kept 16-bit = mid-block 2 x (18 x 512^2 + 6 x 512) + (4 x 512^2
+ * + 6 x 512) = 10,494,976 + conv_in 9 x 4 x 512 + 512 = 18,944 + post_quant_conv 4 x 4 + 4 = 20
+ * -> 10,513,940; the rest gains 2 B: (83,653,863 - 10,513,940) x 2 = 146,279,846 B in the decode
+ * phase. FluxPipeline decodes at the pipeline's bf16 (no upcast); an fp32 VAE given by
+ * --vae-dtype is not upcast again.
+ */
+static void vae_decoder_floor_and_upcast(void **state)
+{
+    (void)state;
+    struct vf_model m = th_model("sdxl");
+    struct vf_pipe_run r = {.pv = *m.pipeline};
+    vf__pipeline_geom(m.pipeline, 1024, 1024, 1, &r.g);
+    assert_u64(vf__pipeline_vae_floor(&r, VF_DT_F32), 3221225472ULL);
+    assert_u64(vf__pipeline_vae_floor(&r, VF_DT_BF16), 2013265920ULL);
+    assert_u64(vf__pipeline_vae_floor(&r, VF_DT_F16), 1610612736ULL);
+    assert_u64(vf__pipeline_vae_upcast_bytes(m.pipeline), 146279846ULL);
+    assert_true(vf__pipeline_vae_upcasts(&r));
+    struct vf_workload w = diffusers_images(4);
+    struct vf_estimate e, f32;
+    estimate(&m, &w, &e);
+    assert_u64(component_in(&e, "vae_upcast", "decode"), 146279846ULL);
+    assert_string_equal(e.peak_phase, "decode");
+    bool said = false;
+    for (size_t i = 0; i < e.n_assumptions; i++) /* the floor x batch 4: 12.00 GiB */
+        said |= strstr(e.assumptions[i], "own tensors at its peak are 12.00 GiB") != NULL;
+    assert_true(said);
+    w.diffusion.vae_dtype = VF_DT_F32;
+    estimate(&m, &w, &f32);
+    for (size_t i = 0; i < f32.n_components; i++)
+        assert_string_not_equal(f32.components[i].name, "vae_upcast");
+    struct vf_model flux = th_model("flux1-dev");
+    struct vf_pipe_run fr = {.pv = *flux.pipeline};
+    assert_false(vf__pipeline_vae_upcasts(&fr));
+    /* the video VAEs have no decoder_channels: no floor */
+    struct vf_model wan = th_model("wan2.1-t2v-1.3b");
+    struct vf_pipe_run wr = {.pv = *wan.pipeline};
+    vf__pipeline_geom(wan.pipeline, 832, 480, 81, &wr.g);
+    assert_u64(vf__pipeline_vae_floor(&wr, VF_DT_BF16), 0);
 }
 
 /*
@@ -702,6 +836,8 @@ int main(void)
         cmocka_unit_test(diffusers_phases),
         cmocka_unit_test(diffusers_bnb),
         cmocka_unit_test(diffusers_vae_modes),
+        cmocka_unit_test(diffusers_eager_attention),
+        cmocka_unit_test(vae_decoder_floor_and_upcast),
         cmocka_unit_test(stride_and_solvers),
         cmocka_unit_test(new_pipelines),
         cmocka_unit_test(speed_elementwise_and_launch_floor),

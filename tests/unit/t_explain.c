@@ -165,19 +165,28 @@ static void test_vllm_known(void **state)
  * 4 SDXL images at 1024^2 on a 24 GB card: the diffusers ladder offers vae.enable_slicing() and
  * the tiny autoencoder, each saving what the estimator says (estimate before - after, F-OOM-20):
  * slicing 3 x 4,567,597,056 = 13,702,791,168 B (three fewer whole decodes, F-DIF-07), the
- * tiny autoencoder 18,270,388,224 - 1,610,612,736 + the VAE 167,307,726 - 4,890,126 =
- * 16,822,193,088 B (t_diffusion.c diffusers_vae_modes).
+ * tiny autoencoder 18,270,388,224 - 1,610,612,736 + the VAE 167,307,726 - 4,890,126 + the full
+ * VAE's fp32 upcast 146,279,846 (F-DIF-17; AutoencoderTiny is not upcast) = 16,968,472,934 B
+ * (t_diffusion.c diffusers_vae_modes).
  */
+/* A plain PyTorch OOM of an SDXL image job of `batch` images on a 24 GB card (23.65 GiB). */
+static void sdxl_oom(struct vf_oom_event *e, struct vf_oom_context *c, uint64_t batch)
+{
+    *e = ev_base("pytorch", "pytorch");
+    e->total_bytes = GiB(23.65);
+    e->text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.";
+    *c = ctx_base();
+    c->model = "sdxl";
+    c->batch = batch;
+    c->job = "image";
+}
+
 static void test_diffusers_decode(void **state)
 {
     (void)state;
-    struct vf_oom_event e = ev_base("pytorch", "pytorch");
-    e.total_bytes = GiB(23.65);
-    e.text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.";
-    struct vf_oom_context c = ctx_base();
-    c.model = "sdxl";
-    c.batch = 4;
-    c.job = "image";
+    struct vf_oom_event e;
+    struct vf_oom_context c;
+    sdxl_oom(&e, &c, 4);
     c.phase = "decode";
     struct vf_explain x = run(&e, &c);
     uint64_t sliced = VF_UNKNOWN, tiny = VF_UNKNOWN;
@@ -188,7 +197,41 @@ static void test_diffusers_decode(void **state)
             tiny = x.fixes[i].saves_bytes;
     }
     assert_u64(sliced, 13702791168ULL);
-    assert_u64(tiny, 16822193088ULL);
+    assert_u64(tiny, 16968472934ULL);
+}
+
+/*
+ * F-DIF-18: a diffusers SDXL run with the eager UNet processor (--attention eager) at 2048^2, one
+ * image, out of memory in the denoise phase on a 24 GB card: the ladder offers SDPA first
+ * (models/attention_processor.py AttnProcessor2_0 hands q, k, v to
+ * F.scaled_dot_product_attention, no N^2 scores), saving what the estimator says: before, the
+ * step's 1,174,405,120 + the scores 2 x 2 x 10 x 16,384^2 x 2 = 21,474,836,480 make the denoise
+ * phase the peak; after, the decode 18,270,388,224 + the fp32 upcast 146,279,846 (F-DIF-17) is:
+ * 22,649,241,600 - 18,416,668,070 = 4,232,573,530 B (the weights are in both phases). Without
+ * --attention eager the fix is not offered.
+ */
+static void test_diffusers_eager(void **state)
+{
+    (void)state;
+    struct vf_oom_event e;
+    struct vf_oom_context c;
+    sdxl_oom(&e, &c, 1);
+    c.width = c.height = 2048;
+    struct vf_workload w = {.task = VF_TASK_IMAGE, .engine = "diffusers"};
+    w.diffusion.eager_attn = true;
+    struct vf_explain x;
+    struct vf_error err = {0};
+    struct vf_explain_opts o = {.catalog = th_cat, .workload = &w};
+    assert_int_equal(vf_explain(th_arena, &e, 1, 1, &c, &o, &x, &err), VF_OK);
+    uint64_t sdpa = VF_UNKNOWN;
+    for (size_t i = 0; i < x.n_fixes; i++)
+        if (strstr(x.fixes[i].command, "set_default_attn_processor"))
+            sdpa = x.fixes[i].saves_bytes;
+    assert_u64(sdpa, 4232573530ULL);
+    w.diffusion.eager_attn = false;
+    assert_int_equal(vf_explain(th_arena, &e, 1, 1, &c, &o, &x, &err), VF_OK);
+    for (size_t i = 0; i < x.n_fixes; i++)
+        assert_null(strstr(x.fixes[i].command, "set_default_attn_processor"));
 }
 
 /* A training run that failed after 900 steps: a leak, with loss.item() first. */
@@ -574,11 +617,11 @@ static void test_job_kind(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pytorch_22),    cmocka_unit_test(test_other_process),
-        cmocka_unit_test(test_vllm_known),    cmocka_unit_test(test_diffusers_decode),
-        cmocka_unit_test(test_leak),          cmocka_unit_test(test_not_vram_host_ram),
-        cmocka_unit_test(test_public_causes), cmocka_unit_test(test_tags_walk),
-        cmocka_unit_test(test_job_kind),
+        cmocka_unit_test(test_pytorch_22),        cmocka_unit_test(test_other_process),
+        cmocka_unit_test(test_vllm_known),        cmocka_unit_test(test_diffusers_decode),
+        cmocka_unit_test(test_diffusers_eager),   cmocka_unit_test(test_leak),
+        cmocka_unit_test(test_not_vram_host_ram), cmocka_unit_test(test_public_causes),
+        cmocka_unit_test(test_tags_walk),         cmocka_unit_test(test_job_kind),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

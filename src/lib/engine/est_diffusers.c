@@ -50,8 +50,10 @@ struct dfs {
     uint64_t te;          /* the text encoders (F-DIF-02) */
     uint64_t block;       /* one block of one expert */
     uint64_t samples;     /* the step's batch: 2B under classifier-free guidance */
-    uint64_t act;         /* one step's activations (F-DIF-04) */
+    uint64_t act;         /* one step's activations (F-DIF-04), eager scores included */
+    uint64_t scores;      /* the eager AttnProcessor's tokens^2 scores (F-DIF-18), else 0 */
     uint64_t dec;         /* the VAE decode (F-DIF-07) */
+    uint64_t upc;         /* the VAE's weights upcast to fp32 for the decode (F-DIF-17), or 0 */
     uint64_t all_w;       /* every weight the card would hold: denoiser, encoders, VAE */
     uint64_t pinned;      /* LLM.int8 weights model offload cannot move */
     uint64_t gpu_te;      /* the text encoders on the card: none with --text-encoder cpu */
@@ -61,11 +63,17 @@ struct dfs {
 };
 
 /* F-DIF-03, F-DIF-04: one step's activations; classifier-free guidance runs cond and uncond as
- * one batch of 2B. Sets c->samples and c->act. */
+ * one batch of 2B. F-DIF-18: the eager AttnProcessor (attention_processor.py: get_attention_scores
+ * builds baddbmm's empty input and the scores, then the softmax beside the scores) adds its
+ * tokens^2 scores at the first attention level to the block's working set (AttnProcessor2_0's
+ * F.scaled_dot_product_attention keeps none). Sets c->samples, c->scores and c->act. */
 static void dfs_step(struct dfs *c)
 {
     c->samples = vf__sat_mul(c->r.o.batch, c->r.cfg ? 2 : 1);
     c->act = vf__pipeline_step_act(c->p, c->r.g.seq_tokens, c->samples);
+    c->scores =
+        c->r.o.eager_attn ? vf__pipeline_eager_scores(c->p, c->r.g.img_tokens, c->samples) : 0;
+    c->act = vf__sat_add(c->act, c->scores);
 }
 
 /* F-DIF-07, F-DIF-14, F-DIF-16: the pipeline's vae.decode takes the whole batch at once; with
@@ -81,6 +89,10 @@ static void dfs_decode(struct dfs *c)
         c->dec = vf__sat_mul(vf__pipeline_taesd_decode(&c->r), o->batch);
     else
         c->dec = vf__sat_mul(vf__pipeline_decode_whole(&c->r), o->sliced_vae ? 1 : o->batch);
+    /* F-DIF-17: StableDiffusionXLPipeline.__call__ upcasts an fp16 VAE with force_upcast
+     * (upcast_vae) before vae.decode; the working memory keeps F-DIF-07's 16-bit figure, which
+     * the public fp32-upcast rows sit below (FORMULAS.md F-DIF-17) */
+    c->upc = vf__pipeline_vae_upcasts(&c->r) ? vf__pipeline_vae_upcast_bytes(c->p) : 0;
 }
 
 /* The decode's note: how vae.decode runs. */
@@ -126,7 +138,8 @@ static void dfs_phases(struct dfs *c)
     c->enc_ph = c->resident ? c->all_w : vf__sat_add(pin, te_pin ? 0 : c->r_te);
     c->den_ph =
         vf__sat_add(c->resident ? c->all_w : vf__sat_add(pin, den_pin ? 0 : c->r_den), c->act);
-    c->dec_ph = vf__sat_add(c->resident ? c->all_w : vf__sat_add(pin, c->r.vae), c->dec);
+    c->dec_ph = vf__sat_add(c->resident ? c->all_w : vf__sat_add(pin, c->r.vae),
+                            vf__sat_add(c->dec, c->upc));
     if (pin)
         vf__assume(c->a, c->e,
                    "bitsandbytes 8-bit components stay on the GPU under model offload (%s): "
@@ -205,6 +218,9 @@ static void dfs_components(struct dfs *c)
                                       (unsigned long long)c->r.g.seq_tokens,
                                       (unsigned long long)c->samples, c->r.cfg ? " (CFG)" : ""));
     vf__add_component(c->e, "vae_decode", c->dec, "decode", dfs_decode_note(a, o));
+    if (c->upc)
+        vf__add_component(c->e, "vae_upcast", c->upc, "decode",
+                          "force_upcast: the VAE to fp32 but its mid-block (upcast_vae)");
     vf__add_component(c->e, "runtime_overhead", VF_RT_CUDA_CONTEXT_BYTES, "all", "CUDA context");
 }
 
@@ -219,29 +235,59 @@ static void dfs_host(struct dfs *c)
         vf__pipeline_host(c->e, "weights", c->e->host_bytes, "offloaded, host RAM");
 }
 
-/* F-DIF-04, F-DIF-07, F-DIF-08: the assumptions on the step, the decode and the phases. */
+/* F-DIF-17: the decode's note: how it runs and, for a whole (or sliced) AutoencoderKL decode,
+ * the decoder's own tensors at the dtype its up blocks run in. */
+static const char *dfs_decode_why(const struct dfs *c)
+{
+    char b1[32];
+    const struct vf_diffusion_opts *o = &c->r.o;
+    if (o->tiled_vae)
+        return "tiles of 512 px (vae.enable_tiling(), F-DIF-07)";
+    if (o->tiny_vae)
+        return "the tiny autoencoder (TAESD), 3 x 64 channels x H x W x 2 B a sample from its "
+               "block code, not measured; the full VAE's public measurements sit above its own "
+               "block-code count, so take it as a floor (F-DIF-16)";
+    const char *how = o->sliced_vae
+                          ? "one sample at a time (vae.enable_slicing(), F-DIF-16)"
+                          : "the whole batch at once (the pipeline's vae.decode, F-DIF-07)";
+    bool up = vf__pipeline_vae_upcasts(&c->r);
+    enum vf_dtype dt = up ? VF_DT_F32 : o->vae_dtype != VF_DT_DEFAULT ? o->vae_dtype : c->p->dtype;
+    uint64_t floor = vf__sat_mul(vf__pipeline_vae_floor(&c->r, dt), o->sliced_vae ? 1 : o->batch);
+    if (!floor)
+        return how;
+    return vf_arena_printf(c->a,
+                           "%s; ComfyUI's figure, kept: the decoder's own tensors at its peak "
+                           "are %s (up blocks in %s%s, F-DIF-17) and the public rows sit "
+                           "1.3-2.5x above them (cuDNN workspaces, the allocator)",
+                           how, vf_format_bytes(b1, sizeof b1, floor, VF_FMT_IEC),
+                           vf_dtype_name(dt), up ? ": force_upcast" : "");
+}
+
+/* F-DIF-04, F-DIF-07, F-DIF-08, F-DIF-18: the assumptions on the step, the decode and the
+ * phases. */
 static void dfs_notes(struct dfs *c)
 {
     char b1[32], b2[32], b3[32];
     const struct vf_pipeline *p = c->p;
     vf__assume(c->a, c->e,
                "tokens %llu per sample%s; one step %s from %u x %u-wide 16-bit tensors per "
-               "token x %llu samples%s (F-DIF-04); SDPA attention (diffusers' default "
-               "AttnProcessor2_0), no tokens^2 term",
+               "token x %llu samples%s (F-DIF-04); %s",
                (unsigned long long)c->r.g.img_tokens,
                p->joint_text ? vf_arena_printf(c->a, " + %u text tokens", p->text_tokens) : "",
-               vf_format_bytes(b1, sizeof b1, c->act, VF_FMT_IEC), p->act_widths, p->hidden,
-               (unsigned long long)c->samples,
-               c->r.cfg ? " (classifier-free guidance: cond and uncond as one batch)" : "");
+               vf_format_bytes(b1, sizeof b1, c->act - c->scores, VF_FMT_IEC), p->act_widths,
+               p->hidden, (unsigned long long)c->samples,
+               c->r.cfg ? " (classifier-free guidance: cond and uncond as one batch)" : "",
+               c->scores ? vf_arena_printf(c->a,
+                                           "eager attention (AttnProcessor): + %s of scores, "
+                                           "2 x %llu samples x %u heads x %llu^2 tokens x 2 B "
+                                           "(F-DIF-18)",
+                                           vf_format_bytes(b2, sizeof b2, c->scores, VF_FMT_IEC),
+                                           (unsigned long long)c->samples, p->heads,
+                                           (unsigned long long)c->r.g.img_tokens)
+                         : "SDPA attention (diffusers' default AttnProcessor2_0), no tokens^2 "
+                           "term");
     vf__assume(c->a, c->e, "VAE decode %s: %s", vf_format_bytes(b1, sizeof b1, c->dec, VF_FMT_IEC),
-               c->r.o.tiled_vae ? "tiles of 512 px (vae.enable_tiling(), F-DIF-07)"
-               : c->r.o.tiny_vae
-                   ? "the tiny autoencoder (TAESD), 3 x 64 channels x H x W x 2 B a sample from "
-                     "its block code, not measured; the full VAE's public measurements sit "
-                     "above its own block-code count, so take it as a floor (F-DIF-16)"
-               : c->r.o.sliced_vae
-                   ? "one sample at a time (vae.enable_slicing(), F-DIF-16)"
-                   : "the whole batch at once (the pipeline's vae.decode, F-DIF-07)");
+               dfs_decode_why(c));
     vf__assume(c->a, c->e,
                "phases: encode %s, denoise %s, decode %s; + CUDA context 400 MiB, which "
                "torch.cuda.max_memory_reserved() does not show (F-DIF-08)",
@@ -271,6 +317,7 @@ static const struct vf_pipe_engine dfs_opening = {
                "(enable_sequential_cpu_offload, group offload); lowvram, novram and block swap "
                "are ComfyUI's",
     .vae_modes = true,
+    .eager_attn = true,
 };
 
 /* The diffusers estimate of w on m, term by term (F-DIF-14): the largest phase + the CUDA
@@ -288,6 +335,11 @@ static enum vf_err diffusers_estimate(struct vf_arena *a, const struct vf_model 
     c.te = vf__pipeline_encoder_bytes_hf(c.p, &c.r.o.te_weights); /* F-DIF-02, F-DIF-15 */
     c.te_cpu = c.r.o.text_encoder == VF_TE_CPU;
     c.block = c.r.expert / c.p->layers;
+    /* from_pretrained(torch_dtype=...) loads the VAE at the pipeline's dtype (the pipeline
+     * file's VAE dtype is ComfyUI's vae_dtype); the same bytes at 16 bits */
+    if (c.r.o.vae_dtype == VF_DT_DEFAULT && !c.r.o.tiny_vae &&
+        vf_dtype_bytes(c.p->dtype, 1) == vf_dtype_bytes(c.r.pv.vae_dtype, 1))
+        c.r.pv.vae_dtype = c.p->dtype;
 
     dfs_step(&c);
     dfs_decode(&c);

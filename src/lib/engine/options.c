@@ -223,6 +223,9 @@ static const struct vf_option table[] = {
      false, "image/video", "LoRA files on the denoiser"},
     {O_DIFFUSION_KNOB, "--cfg", NULL, VF_KIND_TEXT, "on|off", NULL, 0, 0, ALL_CMDS,
      T_IMAGE | T_TRAIN, false, "image/video", "classifier-free guidance (cond + uncond)"},
+    {O_DIFFUSION_KNOB, "--attention", NULL, VF_KIND_TEXT, "sdpa|eager", NULL, 0, 0, ALL_CMDS,
+     T_IMAGE, false, "image/video",
+     "diffusers' UNet attention: eager = AttnProcessor, tokens^2 scores (default sdpa)"},
 };
 
 const struct vf_option *vf_options(size_t *n)

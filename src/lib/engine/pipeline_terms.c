@@ -239,6 +239,19 @@ static enum vf_err pipeline_begin(const struct vf_model *m, const struct vf_work
                         "--vae-decode tiny: TAESD decodes images; '%s' has a video VAE (its "
                         "tiny counterpart, TAEHV, is not modelled)",
                         m->id);
+    /* F-DIF-18: diffusers' AttnProcessor is the UNet's; ComfyUI has its own fallbacks */
+    if (w->diffusion.eager_attn && !pe->eager_attn)
+        return vf__errf(err, VF_EINVAL,
+                        "--attention eager is diffusers' AttnProcessor; %s without PyTorch "
+                        "attention runs split or sub-quadratic attention, chunked to the free "
+                        "memory (not modelled): use sdpa",
+                        eng->name);
+    if (w->diffusion.eager_attn && strcmp(p->arch, "unet"))
+        return vf__errf(err, VF_EINVAL,
+                        "--attention eager: '%s' runs diffusers' SDPA-only processors (they "
+                        "raise ImportError without PyTorch 2's scaled_dot_product_attention); "
+                        "the UNet pipelines (sdxl) have AttnProcessor",
+                        m->id);
     /* F-DIF-12: block swap moves whole blocks of the denoiser */
     if (off == VF_DOFF_BLOCK_SWAP && w->diffusion.block_swap > p->layers)
         return vf__errf(err, VF_EINVAL,
@@ -334,6 +347,52 @@ uint64_t vf__pipeline_taesd_decode(const struct vf_pipe_run *r)
 {
     uint64_t px = vf__sat_mul(r->g.lat_h * r->pv.vae_spatial, r->g.lat_w * r->pv.vae_spatial);
     return vf__sat_mul(px, 3 * TAE_CH * 2);
+}
+
+bool vf__pipeline_vae_upcasts(const struct vf_pipe_run *r)
+{
+    return r->pv.vae_upcast && r->pv.dtype == VF_DT_F16 && r->o.vae_dtype == VF_DT_DEFAULT &&
+           !r->o.tiny_vae;
+}
+
+uint64_t vf__pipeline_vae_upcast_bytes(const struct vf_pipeline *p)
+{
+    uint64_t c = p->vae_ch[VF_PIPE_VAE_LEVELS - 1], lat = p->vae_latent_channels;
+    if (!c)
+        return 0;
+    /* kept at fp16 (diffusers vae.py Decoder): the mid-block (UNetMidBlock2D: two
+     * ResnetBlock2D(c, c), 18c^2 + 6c each with their GroupNorms, and one Attention with
+     * GroupNorm and q, k, v, out, 4c^2 + 6c), conv_in (3x3, lat -> c) and post_quant_conv
+     * (1x1, lat -> lat) */
+    uint64_t kept = 40 * c * c + 18 * c + 9 * lat * c + c + lat * lat + lat;
+    return p->vae_params > kept ? vf__sat_mul(p->vae_params - kept, 2) : 0;
+}
+
+uint64_t vf__pipeline_vae_floor(const struct vf_pipe_run *r, enum vf_dtype dt)
+{
+    const uint32_t *ch = r->pv.vae_ch;
+    if (!ch[0])
+        return 0;
+    uint64_t c0 = ch[0], c1 = ch[1], c2 = ch[2], b = vf_dtype_bytes(dt, 1);
+    /* the last up block (c1 -> c0 at the output size), its first ResnetBlock2D: the input
+     * (held by Decoder.forward too), norm1 and SiLU at once (3 c1); at its end the input, conv2,
+     * the shortcut, the sum and the sum / output_scale_factor (c1 + 4 c0) */
+    uint64_t res = c1 + 4 * c0 > 3 * c1 ? c1 + 4 * c0 : 3 * c1;
+    uint64_t per_px = res * b;
+    /* the Upsample2D before it: the block's input (c2) and the upsampler's input (c1) at a
+     * quarter of the pixels, the interpolated c1 and the conv's c1; in bf16 (upsampling.py:
+     * "upsample_nearest2d_out_frame op does not support bfloat16") the interpolation runs in
+     * fp32 and is cast back while the fp32 copy lives: (c2 + c1) / 4 x 2 + c1 x (4 + 2) */
+    uint64_t up = dt == VF_DT_BF16 ? (c2 + c1) / 2 + 6 * c1 : ((c2 + c1) / 4 + 2 * c1) * b;
+    if (up > per_px)
+        per_px = up;
+    uint64_t px = vf__sat_mul(r->g.lat_h * r->pv.vae_spatial, r->g.lat_w * r->pv.vae_spatial);
+    return vf__sat_mul(px, per_px);
+}
+
+uint64_t vf__pipeline_eager_scores(const struct vf_pipeline *p, uint64_t tokens, uint64_t samples)
+{
+    return vf__sat_mul(vf__sat_mul(4 * (uint64_t)p->heads, samples), vf__sat_mul(tokens, tokens));
 }
 
 bool vf__pipeline_one_gpu(uint32_t n, const char *reason, const char **why)

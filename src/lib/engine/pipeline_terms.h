@@ -74,6 +74,7 @@ struct vf_pipe_engine {
     unsigned offloads;   /* the offload modes it runs: bits 1u << enum vf_dif_offload */
     const char *offered; /* those modes named, for the message refusing another one */
     bool vae_modes;      /* it takes --vae-decode sliced and tiny (diffusers, F-DIF-16) */
+    bool eager_attn;     /* it takes --attention eager (diffusers' AttnProcessor, F-DIF-18) */
 };
 
 /* What an image/video inference estimate knows once opened: the terms both engines start
@@ -115,6 +116,27 @@ uint64_t vf__pipeline_taesd_params(const struct vf_pipeline *p);
 /* F-DIF-16: the tiny autoencoder's decode of one sample of r: at the output resolution a
  * Block(64, 64) holds its input, a conv output and its ReLU: 3 x 64 x H x W x 2 B. */
 uint64_t vf__pipeline_taesd_decode(const struct vf_pipe_run *r);
+
+/* F-DIF-17: true when a diffusers pipeline upcasts its VAE to fp32 for the decode: the pipeline
+ * honours force_upcast (StableDiffusionXLPipeline: needs_upcasting = vae.dtype == float16 and
+ * vae.config.force_upcast), the pipeline runs in fp16 and no --vae-dtype was given. */
+bool vf__pipeline_vae_upcasts(const struct vf_pipe_run *r);
+
+/* F-DIF-17: the bytes the VAE's weights gain upcast (diffusers' upcast_vae: the whole VAE to
+ * fp32, then post_quant_conv, decoder.conv_in and decoder.mid_block back to fp16 when the
+ * mid-block's processor is SDPA): 2 B for every other parameter. 0 without decoder_channels. */
+uint64_t vf__pipeline_vae_upcast_bytes(const struct vf_pipeline *p);
+
+/* F-DIF-17: the tensors alive at once at the peak of an AutoencoderKL decoder (diffusers
+ * models/autoencoders/vae.py Decoder) for one sample of r, its up blocks at `dt` (bf16 takes
+ * Upsample2D's fp32 detour): the larger of the last up block's first resnet and the upsampler
+ * before it, per output pixel. 0 without decoder_channels (the video VAEs). */
+uint64_t vf__pipeline_vae_floor(const struct vf_pipe_run *r, enum vf_dtype dt);
+
+/* F-DIF-18: the attention scores diffusers' AttnProcessor (no SDPA) holds at once at the
+ * denoiser's first attention level (hidden / head_dim heads over `tokens`): baddbmm's empty
+ * input and the scores, then the scores and the softmax, 2 x samples x heads x tokens^2 x 2 B. */
+uint64_t vf__pipeline_eager_scores(const struct vf_pipeline *p, uint64_t tokens, uint64_t samples);
 
 /* F-DIF-09: the split rule of an engine that runs a pipeline on one GPU: true for n <= 1 (*why
  * NULL), else false with *why = reason. */

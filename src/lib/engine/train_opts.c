@@ -141,6 +141,11 @@ static const struct spelling vae_decodes[] = {{"full", 0}, {"tiled", 1}, {"slice
 
 static const struct spelling cfgs[] = {{"on", VF_CFG_ON}, {"off", VF_CFG_OFF}, END};
 
+/* diffusers' processors: AttnProcessor2_0 (SDPA, the default with torch >= 2) or AttnProcessor
+ * (set_default_attn_processor(), or a stack without SDPA) */
+static const struct spelling attentions[] = {
+    {"sdpa", 0}, {"AttnProcessor2_0", 0}, {"eager", 1}, {"AttnProcessor", 1}, END};
+
 static const struct spelling stages[] = {
     {"0", VF_ZERO_0}, {"1", VF_ZERO_1}, {"2", VF_ZERO_2}, {"3", VF_ZERO_3}, END,
 };
@@ -375,9 +380,13 @@ enum vf_err vf_diffusion_set(struct vf_diffusion_opts *d, const char *key, const
     } else if (key && same(key, "cfg")) {
         if (!(rc = lookup(cfgs, "cfg", value, &v, err)))
             d->cfg = (enum vf_cfg)v;
+    } else if (key && same(key, "attention")) {
+        if (!(rc = lookup(attentions, "attention", value, &v, err)))
+            d->eager_attn = v == 1;
     } else {
         rc = vf__errf(err, VF_EINVAL,
-                      "image/video knob '%s' is unknown (offload, text-encoder, vae-decode, cfg)",
+                      "image/video knob '%s' is unknown (offload, text-encoder, vae-decode, cfg, "
+                      "attention)",
                       key ? key : "");
     }
     return rc;

@@ -34,11 +34,13 @@
  *                        "nonlinear_params": 131799040},   optional: outside nn.Linear
  *                       ...],                              1 to 4 encoders
  *     "vae": {"params": 83800000, "dtype": "bf16", "spatial": 8, "temporal": 1,
- *             "latent_channels": 16, "decode_coef": 2178, "decode_per_frame": false},
+ *             "latent_channels": 16, "decode_coef": 2178, "decode_per_frame": false,
+ *             "decoder_channels": [128, 256, 512, 512],   optional: block_out_channels
+ *             "force_upcast": false},                     optional: diffusers upcasts fp16
  *     "sources": ["where each number comes from", ...]
  *   }
  *
- * Every key is required except "sources" and the two marked optional (0 when absent);
+ * Every key is required except "sources" and those marked optional (0 or false when absent);
  * unknown keys are ignored. Errors name the file
  * and the key: "pipeline: 'pipelines/x.json': denoiser.params: -3 is negative".
  */
@@ -297,6 +299,32 @@ static enum vf_err read_encoders(const struct rd *r, json_t *root, struct vf_pip
     return u32_at(r, root, "text_tokens", "text_tokens", 1, VF_PIPE_MAX_TOKENS, &p->text_tokens);
 }
 
+/* F-DIF-17: the optional vae.decoder_channels (four levels of 1 to VF_PIPE_MAX_VAE_CH channels)
+ * and vae.force_upcast. */
+static enum vf_err read_vae_decoder(const struct rd *r, json_t *v, struct vf_pipeline *p)
+{
+    json_t *ch = json_object_get(v, "decoder_channels");
+    json_t *up = json_object_get(v, "force_upcast");
+    if (up && !json_is_null(up)) {
+        if (!json_is_boolean(up))
+            return bad(r, "vae.force_upcast", "is not true or false");
+        p->vae_upcast = json_is_true(up);
+    }
+    if (!ch || json_is_null(ch))
+        return VF_OK;
+    if (!json_is_array(ch) || json_array_size(ch) != VF_PIPE_VAE_LEVELS)
+        return bad(r, "vae.decoder_channels", "is not an array of 4 channel counts");
+    for (size_t i = 0; i < VF_PIPE_VAE_LEVELS; i++) {
+        json_t *e = json_array_get(ch, i);
+        if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+            json_integer_value(e) > VF_PIPE_MAX_VAE_CH)
+            return bad(r, "vae.decoder_channels",
+                       "holds a value that is not an integer in [1, 4096]");
+        p->vae_ch[i] = (uint32_t)json_integer_value(e);
+    }
+    return VF_OK;
+}
+
 static enum vf_err read_vae(const struct rd *r, json_t *root, struct vf_pipeline *p)
 {
     json_t *v;
@@ -316,7 +344,7 @@ static enum vf_err read_vae(const struct rd *r, json_t *root, struct vf_pipeline
         return rc;
     if (p->vae_latent_channels != p->latent_channels)
         return bad(r, "vae.latent_channels", "differs from denoiser.latent_channels");
-    return VF_OK;
+    return read_vae_decoder(r, v, p);
 }
 
 static enum vf_err read_defaults(const struct rd *r, json_t *root, struct vf_pipeline *p)

@@ -28,6 +28,8 @@
 #define VF_PIPE_MAX_FRAMES   4097    /* video frames */
 #define VF_PIPE_MAX_BATCH    4096    /* images/videos at once */
 #define VF_PIPE_MAX_STEPS    10000
+#define VF_PIPE_VAE_LEVELS   4    /* decoder_channels: an AutoencoderKL's block_out_channels */
+#define VF_PIPE_MAX_VAE_CH   4096 /* channels of one VAE level */
 
 /* One text encoder (T5-XXL, CLIP-L, UMT5-XXL, ...). */
 struct vf_pipe_encoder {
@@ -73,6 +75,11 @@ struct vf_pipeline {
     uint32_t vae_latent_channels;
     uint32_t decode_coef;  /* ComfyUI's memory_used_decode coefficient (F-DIF-07) */
     bool decode_per_frame; /* the decode estimate scales with latent frames (3-D conv VAEs) */
+    /* F-DIF-17, optional: a 2-D AutoencoderKL's block_out_channels (0s when absent: the video
+     * VAEs), and whether the diffusers pipeline upcasts an fp16 VAE for the decode (its
+     * force_upcast, honoured by StableDiffusionXLPipeline) */
+    uint32_t vae_ch[VF_PIPE_VAE_LEVELS];
+    bool vae_upcast;
 
     const char **sources;
     size_t n_sources;

@@ -113,6 +113,7 @@ enum change {
     CH_TILED,     /* VAE Decode (Tiled) */
     CH_SLICED,    /* diffusers vae.enable_slicing(): one sample at a time (F-DIF-16) */
     CH_TINYVAE,   /* diffusers AutoencoderTiny (TAESD) for the decode (F-DIF-16) */
+    CH_SDPA,      /* diffusers' SDPA processor instead of the eager one (F-DIF-18) */
     CH_RES,       /* width and height halved */
     CH_FRAMES,    /* 49 frames, 480p */
     CH_NGL,       /* the most layers on the GPU that fit */
@@ -356,6 +357,13 @@ static bool w_not_decode(const struct sit *s)
     return !w_decode(s);
 }
 
+/* diffusers: the workload runs the UNet's eager AttnProcessor (--attention eager, F-DIF-18)
+ * and it was not the decode that failed. */
+static bool w_eager(const struct sit *s)
+{
+    return s->est && s->est->diffusion.eager_attn && !w_decode(s);
+}
+
 static bool w_video(const struct sit *s)
 {
     return (s->m && s->m->task == VF_TASK_VIDEO) ||
@@ -560,6 +568,9 @@ static const struct rule rules[] = {
      "pipe.vae = AutoencoderTiny.from_pretrained(\"madebyollin/taesdxl\", "
      "torch_dtype=torch.float16)  (taesd: SD 1/2, taesd3: SD3, taef1: Flux)",
      CH_TINYVAE, "minor", 1.0, "softer fine detail than the full VAE", 0, IMG, w_decode},
+    {G_SCRIPT, ANYC, "SDPA attention instead of the eager processor",
+     "drop pipe.unet.set_default_attn_processor() (PyTorch >= 2: AttnProcessor2_0)", CH_SDPA,
+     "none", 1.0, "the same images, faster", 0, IMG, w_eager},
     {G_SCRIPT, ANYC, "fp8 / 8-bit transformer weights",
      "transformer = ...from_pretrained(..., "
      "quantization_config=BitsAndBytesConfig(load_in_8bit=True))",
@@ -1196,6 +1207,12 @@ static bool apply_sliced(struct fixing *x)
     return x->b >= 2 && !x->k->w.diffusion.sliced_vae;
 }
 
+static bool apply_sdpa(struct fixing *x)
+{
+    x->w.diffusion.eager_attn = false;
+    return x->k->w.diffusion.eager_attn;
+}
+
 static bool apply_tiny_vae(struct fixing *x)
 {
     x->w.diffusion.tiled_vae = x->w.diffusion.sliced_vae = false;
@@ -1435,6 +1452,7 @@ static const struct change_kind changes[N_CHANGES] = {
     [CH_TILED] = {.apply = apply_tiled},
     [CH_SLICED] = {.apply = apply_sliced, .unchanged = "one image: slicing changes nothing"},
     [CH_TINYVAE] = {.apply = apply_tiny_vae},
+    [CH_SDPA] = {.apply = apply_sdpa},
     [CH_RES] = {.apply = apply_res, .unchanged = "the resolution: the log does not show it"},
     [CH_FRAMES] = {.apply = apply_frames},
     [CH_NGL] = {.apply = apply_ngl, .unchanged = "the model or the card: the log names neither"},

@@ -48,6 +48,7 @@ static const char *label(const char *name)
         {"text_encoders", "text encoders"},
         {"vae", "VAE"},
         {"vae_decode", "VAE decode"},
+        {"vae_upcast", "VAE upcast"},
         {"unet", "UNet"},
     };
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
