@@ -90,9 +90,10 @@ struct vf__ms {
     uint32_t tail[VF__MS_MAX]; /* the last 4 bytes of each long key */
     size_t n;
     uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
-    /* a sampled piece with the 4 bytes 8 further on (keys that hold both), hashed; and the
-     * pieces some key holds where it ends before those 8 further bytes (never filtered) */
-    uint64_t pair_bits[(1u << 16) / 64], open_bits[(1u << 16) / 64];
+    /* a sampled piece with the 4 bytes 8 further on (keys that hold both), hashed; with the
+     * 4 bytes right after it (keys that end before those 8 further bytes); and the pieces
+     * some key holds where it ends before those 4 (never filtered) */
+    uint64_t pair_bits[(1u << 16) / 64], pair4_bits[(1u << 16) / 64], open_bits[(1u << 16) / 64];
     uint16_t head[1u << 16]; /* their chains in ent (1-based) */
     struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
     size_t n_ent;

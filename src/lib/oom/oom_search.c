@@ -157,6 +157,8 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
                 add_gram(m, load32(p + k), i, k);
                 if (k + 12 <= lens[i])
                     set_bit(m->pair_bits, PAIR_HASH(load32(p + k), load32(p + k + 8)));
+                else if (k + 8 <= lens[i])
+                    set_bit(m->pair4_bits, PAIR_HASH(load32(p + k), load32(p + k + 4)));
                 else
                     set_bit(m->open_bits, GRAM_HASH(load32(p + k)));
             }
@@ -226,34 +228,64 @@ static size_t short_verify(const struct vf__ms *m, const unsigned char *t, size_
 }
 
 #ifdef HAVE_X86
+/* The nibble tables of the short keys, in registers for the AVX2 loop. */
+struct teddy_avx2 {
+    __m256i lo[3], hi[3], nib;
+};
+
+/* The buckets each of the 32 positions t[0..32) may start (t[0..34) readable): the byte
+ * shuffles of the 3 positions' nibbles, unrolled so the tables stay in registers. */
+__attribute__((target("avx2"))) static inline __m256i teddy32(const struct teddy_avx2 *k,
+                                                              const unsigned char *t)
+{
+    __m256i r = _mm256_set1_epi8(-1);
+    for (int j = 0; j < 3; j++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(t + j));
+        __m256i l = _mm256_shuffle_epi8(k->lo[j], _mm256_and_si256(v, k->nib));
+        __m256i h =
+            _mm256_shuffle_epi8(k->hi[j], _mm256_and_si256(_mm256_srli_epi16(v, 4), k->nib));
+        r = _mm256_and_si256(r, _mm256_and_si256(l, h));
+    }
+    return r;
+}
+
+/* The candidates of the 32 positions from t + s whose buckets are r (only those before b). */
+__attribute__((target("avx2"))) static size_t
+teddy_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t s, size_t b, __m256i r)
+{
+    uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, _mm256_setzero_si256()));
+    if (b - s < 32)
+        bits &= ((uint32_t)1 << (b - s)) - 1;
+    if (!bits)
+        return SIZE_MAX;
+    uint8_t rb[32];
+    _mm256_storeu_si256((__m256i *)rb, r);
+    return short_verify(m, t, n, s, bits, rb);
+}
+
 __attribute__((target("avx2"))) static size_t
 short_avx2(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a, size_t b)
 {
-    __m256i lo[3], hi[3], nib = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
-    for (int k = 0; k < 3; k++) {
-        lo[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[k]));
-        hi[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[k]));
+    struct teddy_avx2 k;
+    k.nib = _mm256_set1_epi8(15);
+    for (int j = 0; j < 3; j++) {
+        k.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[j]));
+        k.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[j]));
     }
-    size_t s = a;
-    for (; s < b && s + 34 <= n; s += 32) {
-        __m256i r = _mm256_set1_epi8(-1);
-        for (int k = 0; k < 3; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(t + s + k));
-            __m256i l = _mm256_shuffle_epi8(lo[k], _mm256_and_si256(v, nib));
-            __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
-            r = _mm256_and_si256(r, _mm256_and_si256(l, h));
-        }
-        uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
-        if (b - s < 32)
-            bits &= ((uint32_t)1 << (b - s)) - 1;
-        if (bits) {
-            uint8_t rb[32];
-            _mm256_storeu_si256((__m256i *)rb, r);
-            size_t x = short_verify(m, t, n, s, bits, rb);
-            if (x != SIZE_MAX)
-                return x;
-        }
+    size_t s = a, x;
+    /* 64 positions a round, one test for both halves (a candidate is rare) */
+    for (; s + 64 <= b && s + 66 <= n; s += 64) {
+        __m256i r0 = teddy32(&k, t + s), r1 = teddy32(&k, t + s + 32),
+                any = _mm256_or_si256(r0, r1);
+        if (_mm256_testz_si256(any, any))
+            continue;
+        if ((x = teddy_check(m, t, n, s, b, r0)) != SIZE_MAX ||
+            (x = teddy_check(m, t, n, s + 32, b, r1)) != SIZE_MAX)
+            return x;
     }
+    for (; s < b && s + 34 <= n; s += 32)
+        if ((x = teddy_check(m, t, n, s, b, teddy32(&k, t + s))) != SIZE_MAX)
+            return x;
     return s < b ? short_scalar(m, t, n, s, b) : SIZE_MAX;
 }
 
@@ -331,35 +363,62 @@ static bool sampled(const struct vf__ms *m, const unsigned char *t, size_t j)
 }
 
 #ifdef HAVE_X86
-/* The samples of find_long_keys from a, 8 at a time: the 8 words of 32 bytes are the samples
- * (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the first key
- * found, or SIZE_MAX with *next: the first sample not read. */
+/* The bits of the 8 samples of t[0..32) (the 4-byte words) in the bitmap: lane i's top bit
+ * set when word i's hash is. */
+__attribute__((target("avx2"))) static inline __m256i sample32(const int *words,
+                                                               const unsigned char *t)
+{
+    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
+    __m256i h = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)t), k),
+                                  32 - GRAM_BITS);
+    __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
+    return _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
+}
+
+/* The samples at j + 4 i (bits of mask) whose bitmap bits are set: the first key found. */
+static size_t long_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t j,
+                         unsigned mask, size_t a, size_t b)
+{
+    while (mask) {
+        unsigned i = (unsigned)__builtin_ctz(mask);
+        mask &= mask - 1;
+        size_t at = j + 4 * i;
+        uint32_t g = load32(t + at);
+        /* a key that holds this piece and 4 bytes 8 (or, ending sooner, 4) further on must
+         * have those too ("trainer.py" is no "trainer.train") */
+        if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
+            !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))) &&
+            !get_bit(m->pair4_bits, PAIR_HASH(g, load32(t + at + 4))))
+            continue;
+        size_t x = long_verify(m, t, n, at, a, b);
+        if (x != SIZE_MAX)
+            return x;
+    }
+    return SIZE_MAX;
+}
+
+/* The samples of find_long_keys from a, 16 at a time: the 16 words of 64 bytes are the
+ * samples (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the
+ * first key found, or SIZE_MAX with *next: the first sample not read. */
 __attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
                                                         const unsigned char *t, size_t n, size_t a,
                                                         size_t b, size_t end, size_t *next)
 {
-    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
     const int *words = (const int *)m->bits; /* bit h: word h >> 5, bit h & 31 (little endian) */
     size_t j = a;
+    for (; j + 64 <= n && j + 60 < end; j += 64) {
+        __m256i h0 = sample32(words, t + j), h1 = sample32(words, t + j + 32);
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
+                        (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        if (x != SIZE_MAX)
+            return x;
+    }
     for (; j + 32 <= n && j + 28 < end; j += 32) {
-        __m256i h = _mm256_srli_epi32(
-            _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(t + j)), k), 32 - GRAM_BITS);
-        __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
-        __m256i hit = _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
-        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit)); /* bit h & 31 */
-        while (mask) {
-            unsigned i = (unsigned)__builtin_ctz(mask);
-            mask &= mask - 1;
-            size_t at = j + 4 * i;
-            uint32_t g = load32(t + at);
-            /* a key that holds this piece and 4 bytes 8 further on must have those too */
-            if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
-                !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))))
-                continue;
-            size_t x = long_verify(m, t, n, at, a, b);
-            if (x != SIZE_MAX)
-                return x;
-        }
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(sample32(words, t + j)));
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        if (x != SIZE_MAX)
+            return x;
     }
     *next = j;
     return SIZE_MAX;
@@ -537,11 +596,41 @@ const char *vf__ms_find2(const char *p, size_t n, char a, char b)
     return NULL;
 }
 
+#ifdef HAVE_X86
+/* vf__ms_find3 over whole 64-byte blocks from 0: where the one holding the first match (or
+ * the bytes left) starts. */
+__attribute__((target("avx2"))) static size_t find3_avx2(const char *p, size_t n, const char *k)
+{
+    __m256i k0 = _mm256_set1_epi8(k[0]), k1 = _mm256_set1_epi8(k[1]), k2 = _mm256_set1_epi8(k[2]);
+    size_t i = 0;
+    for (; n - i >= 66; i += 64) {
+        __m256i x = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i)), k0),
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 1)), k1)),
+            _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 2)), k2));
+        __m256i y = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 32)), k0),
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 33)), k1)),
+            _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 34)), k2));
+        __m256i any = _mm256_or_si256(x, y);
+        if (!_mm256_testz_si256(any, any))
+            break; /* the 16-byte loop finds where */
+    }
+    return i;
+}
+#endif
+
 const char *vf__ms_find3(const char *p, size_t n, const char *k)
 {
     size_t i = 0;
     if (n < 3)
         return NULL;
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2"))
+        i = find3_avx2(p, n, k);
+#endif
 #if defined(__SSE2__)
     __m128i k0 = _mm_set1_epi8(k[0]), k1 = _mm_set1_epi8(k[1]), k2 = _mm_set1_epi8(k[2]);
     for (; n - i >= 18; i += 16) {
