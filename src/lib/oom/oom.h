@@ -107,6 +107,13 @@ struct vf__ms {
 bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n);
 /* Start of the leftmost key occurrence that lies wholly in text[0..n), or NULL. */
 const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
+/* The first place in the raw lines text[0..n) (the byte before text is no CR) that the
+ * scanner must read normalised: a key, or an escape sequence run (not counting one inside a
+ * run) whose removal puts side by side two bytes a, b with bit a << 8 | b set in pairs (the
+ * byte before text, and after its end, count as LF); NULL if none. *breaks: the line breaks
+ * (vf__ms_breaks) before it, or in all of text. */
+const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
+                            const uint64_t *pairs, uint64_t *breaks);
 /* How many bytes of p[0..n) are c. */
 size_t vf__ms_count(const char *p, size_t n, char c);
 /* How many line breaks p[0..n) holds as normalisation reads them: an LF or a CR that does not

@@ -2084,27 +2084,14 @@ static void exact_lines(struct vf_oom_scan *s, const char *blk, const char *ls, 
     }
 }
 
-static bool joins_key(const struct prefilter *pf, unsigned char a, unsigned char b)
-{
-    unsigned i = (unsigned)a << 8 | b;
-    return pf->pairs[i >> 6] >> (i & 63) & 1;
-}
-
 /* The first place in the raw lines [p, e) that scan_block must read: a key, or an escape
- * sequence whose removal joins two bytes a key holds side by side. NULL if none. */
-static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e)
+ * sequence whose removal joins two bytes a key holds side by side (prefilter.pairs); NULL if
+ * none. *breaks: the line breaks before it (in all of [p, e) if none), counted in the same
+ * pass. */
+static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e,
+                            uint64_t *breaks)
 {
-    const char *x = find_long(s, p, (size_t)(e - p));
-    const char *end = x ? x : e;
-    for (const char *q = p; q < end && (q = memchr(q, 0x1b, (size_t)(end - q))) != NULL;) {
-        size_t k = vf__oom_esc_len(q, (size_t)(e - q));
-        unsigned char before = q > p ? (unsigned char)q[-1] : '\n';
-        unsigned char after = q + k < e ? (unsigned char)q[k] : '\n';
-        if (joins_key(s->pf, before, after))
-            return q;
-        q += k;
-    }
-    return x;
+    return vf__ms_find_raw(&s->pf->lng, p, (size_t)(e - p), s->pf->pairs, breaks);
 }
 
 /* The steps of the raw line [ls, le) (le: its LF), as line_steps reads them from each of its
@@ -2136,9 +2123,9 @@ static bool raw_steps(struct vf_oom_scan *s, const char *ls, const char *le, uin
 }
 
 /* resolve() for raw lines [a, z): none holds a key or an unsafe junction, none is in a
- * window. A line that needs normalising and is too long for it: [a, z) goes through the
- * normaliser instead. */
-static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
+ * window; breaks: their line breaks (raw_find counted them). A line that needs normalising
+ * and is too long for it: [a, z) goes through the normaliser instead. */
+static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z, uint64_t breaks)
 {
     if (a >= z)
         return;
@@ -2170,7 +2157,7 @@ static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
         feed_normalised(s, a, (size_t)(z - a));
         return;
     }
-    s->lineno += vf__ms_breaks(a, (size_t)(z - a));
+    s->lineno += breaks;
     if (first != VF_UNKNOWN)
         s->ctx.first_step = first;
     if (last != VF_UNKNOWN)
@@ -2211,15 +2198,18 @@ static void scan_raw(struct vf_oom_scan *s, const char *b, const char *e)
             cur = nl + 1;
             continue;
         }
-        const char *hit = raw_find(s, cur, e);
-        if (!hit)
-            break;
+        uint64_t n;
+        const char *hit = raw_find(s, cur, e, &n);
+        if (!hit) {
+            resolve_raw(s, cur, e, n);
+            return;
+        }
+        /* the breaks of [ls, hit) are CRs of the hit's line (a CR is a break there too) */
         const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
-        resolve_raw(s, cur, ls);
+        resolve_raw(s, cur, ls, n - vf__ms_breaks(ls, (size_t)(hit - ls)));
         exact_lines(s, b, ls, le + 1);
         cur = le + 1;
     }
-    resolve_raw(s, cur, e);
 }
 
 /* s->tail after the raw lines [b, e): their last TAIL_MAX bytes as normalised. */

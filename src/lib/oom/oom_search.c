@@ -474,6 +474,194 @@ const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n)
     return NULL;
 }
 
+/* ------------------------------------------- raw lines: one pass (issue 29) */
+
+/*
+ * vf__ms_find_raw: what the scanner's raw path needs from a run of raw lines in one pass
+ * over their bytes: the first key, or the first escape sequence whose removal would join two
+ * bytes that a key holds side by side (it may make a key in the normalised text), and the
+ * line breaks before it. With AVX2 the samples, the nibble classes, the escape bytes and the
+ * breaks of each 64 bytes are read together; elsewhere the search, the escape walk and the
+ * count run one after the other, as before, with the same answer.
+ */
+
+/* The line breaks of p[0..n) as vf__ms_breaks counts them; *cr: whether the byte before p is a
+ * CR, on return whether p's last byte is (n > 0). */
+static uint64_t breaks_tail(const unsigned char *p, size_t n, bool *cr)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += (p[i] == '\n' || p[i] == '\r') && !*cr;
+        *cr = p[i] == '\r';
+    }
+    return total;
+}
+
+/* Whether the escape sequence run at t + q (ESC, not inside the run that ends at *skip) joins
+ * two bytes a key holds side by side (bit a << 8 | b of pairs) once removed; *skip: where
+ * the run ends. */
+static bool esc_joins(const unsigned char *t, size_t n, size_t q, const uint64_t *pairs,
+                      size_t *skip)
+{
+    size_t k = vf__oom_esc_len((const char *)t + q, n - q);
+    unsigned a = q ? t[q - 1] : '\n', b = q + k < n ? t[q + k] : '\n';
+    unsigned i = a << 8 | b;
+    *skip = q + k;
+    return pairs[i >> 6] >> (i & 63) & 1;
+}
+
+/* The first escape sequence in t[from..to) that joins (esc_joins), runs before *skip passed
+ * over; SIZE_MAX if none. */
+static size_t esc_scan(const unsigned char *t, size_t n, size_t from, size_t to,
+                       const uint64_t *pairs, size_t *skip)
+{
+    for (size_t q = from > *skip ? from : *skip; q < to; q = *skip) {
+        const unsigned char *h = memchr(t + q, 0x1b, to - q);
+        if (!h)
+            break;
+        q = (size_t)(h - t);
+        if (esc_joins(t, n, q, pairs, skip))
+            return q;
+    }
+    return SIZE_MAX;
+}
+
+#ifdef HAVE_X86
+/* What the fused loop has read so far. */
+struct raw_pass {
+    size_t s;      /* the next block */
+    uint64_t brk;  /* breaks before it */
+    bool cr;       /* the byte before it is a CR */
+    size_t skip;   /* escape bytes before this belong to a run already read */
+    uint8_t r[64]; /* the buckets of the block's positions (when the nibble search hit) */
+};
+
+/* The first hit of the block at p->s: lm the samples whose bits are set, r (when sh) the
+ * positions' buckets, e the escape bytes. SIZE_MAX if none. */
+static size_t block_hit(const struct vf__ms *m, const unsigned char *t, size_t n,
+                        const uint64_t *pairs, struct raw_pass *p, unsigned lm, bool sh, uint64_t e)
+{
+    size_t s = p->s, best = lm ? long_check(m, t, n, s, lm, 0, n) : SIZE_MAX;
+    if (sh) {
+        for (int h = 0; h < 2; h++) {
+            uint32_t bits = 0;
+            for (unsigned j = 0; j < 32; j++)
+                bits |= (uint32_t)(p->r[32 * h + j] != 0) << j;
+            size_t y =
+                bits ? short_verify(m, t, n, s + 32u * (unsigned)h, bits, p->r + 32 * h) : SIZE_MAX;
+            if (y != SIZE_MAX && y < best) {
+                best = y;
+                /* a long key starting before y whose sample is the next block's first */
+                size_t z =
+                    s + 68 <= n && y > s + 60 ? long_verify(m, t, n, s + 64, 0, y) : SIZE_MAX;
+                best = z < best ? z : best;
+                break;
+            }
+        }
+    }
+    while (e) {
+        size_t q = s + (size_t)__builtin_ctzll(e);
+        e &= e - 1;
+        if (q >= best)
+            break;
+        if (q >= p->skip && esc_joins(t, n, q, pairs, &p->skip))
+            return q;
+    }
+    return best;
+}
+
+/* The 64-bit mask of the bytes of t[0..64) equal to c. */
+__attribute__((target("avx2"))) static inline uint64_t eq64(__m256i v0, __m256i v1, __m256i c)
+{
+    return (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v0, c)) |
+           (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v1, c)) << 32;
+}
+
+/* The fused loop over whole 64-byte blocks from p->s (while 68 bytes are left); the first hit
+ * with p->brk the breaks before it, or SIZE_MAX with p at the first block not read. */
+__attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__ms *m,
+                                                              const unsigned char *t, size_t n,
+                                                              const uint64_t *pairs,
+                                                              struct raw_pass *p)
+{
+    const int *words = (const int *)m->bits;
+    struct teddy_avx2 k;
+    k.nib = _mm256_set1_epi8(15);
+    for (int j = 0; j < 3; j++) {
+        k.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[j]));
+        k.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[j]));
+    }
+    const __m256i lf = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r'),
+                  esc = _mm256_set1_epi8(0x1b);
+    for (; p->s + 68 <= n; p->s += 64) {
+        size_t s = p->s;
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(t + s));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(t + s + 32));
+        uint64_t e = eq64(v0, v1, esc), c = eq64(v0, v1, cr);
+        uint64_t brk = (eq64(v0, v1, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        __m256i h0 = sample32(words, t + s), h1 = sample32(words, t + s + 32);
+        unsigned lm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
+                      (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
+        __m256i r0 = teddy32(&k, t + s), r1 = teddy32(&k, t + s + 32);
+        __m256i any = _mm256_or_si256(r0, r1);
+        bool sh = m->n_short && !_mm256_testz_si256(any, any);
+        if (lm || sh || e) {
+            if (sh) {
+                _mm256_storeu_si256((__m256i *)p->r, r0);
+                _mm256_storeu_si256((__m256i *)(p->r + 32), r1);
+            }
+            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
+            if (x != SIZE_MAX) {
+                if (x > s)
+                    p->brk += breaks_tail(t + s, x - s, &p->cr);
+                return x;
+            }
+        }
+        p->brk += (uint64_t)__builtin_popcountll(brk);
+        p->cr = c >> 63;
+    }
+    return SIZE_MAX;
+}
+#endif
+
+const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
+                            const uint64_t *pairs, uint64_t *breaks)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    size_t x = SIZE_MAX, skip = 0, from = 0;
+    bool cr = false;
+    *breaks = 0;
+#ifdef HAVE_X86
+    if (m->simd == 2) {
+        struct raw_pass p = {0};
+        x = raw_avx2(m, t, n, pairs, &p);
+        if (x != SIZE_MAX) {
+            *breaks = p.brk;
+            return text + x;
+        }
+        /* the bytes left: long keys from 3 before (their samples were not read) */
+        from = p.s;
+        *breaks = p.brk;
+        cr = p.cr;
+        skip = p.skip;
+        x = find_long_keys(m, t, n, from >= 3 ? from - 3 : 0, n);
+        size_t y = find_short(m, t, n, from, x != SIZE_MAX ? x : n);
+        x = y != SIZE_MAX ? y : x;
+    }
+#endif
+    if (m->simd != 2) {
+        const char *h = vf__ms_find(m, text, n);
+        x = h ? (size_t)(h - text) : SIZE_MAX;
+    }
+    size_t end = x != SIZE_MAX ? x : n, q = esc_scan(t, n, from, end, pairs, &skip);
+    end = q != SIZE_MAX ? q : end;
+    if (!from)
+        *breaks = vf__ms_breaks(text, end);
+    else if (end > from) /* a long key may start up to 3 bytes before from: none between */
+        *breaks += breaks_tail(t + from, end - from, &cr);
+    return end < n ? text + end : NULL;
+}
+
 /* ------------------------------------------------------ byte scans (SSE2) */
 
 #if defined(__SSE2__)
