@@ -1100,8 +1100,8 @@ static void test_find_raw(void **state)
                                        "trainer.train",
                                        "RESOURCE_EXHAUSTED",
                                        "xvllm_config"}; /* a long key holding a short one */
-    static const char *const glue[] = {"\n",          "\r",   "\r\n", " ",  "x",
-                                       "trainer.py ", "0.5 ", "ory ", "ax_"};
+    static const char *const glue[] = {"\n",          "\r",   "\r\n", " ",   "x",
+                                       "trainer.py ", "0.5 ", "ory ", "ax_", "step 3 "};
     static const char *const escs[] = {"\x1b[32m", "\x1b[0m\x1b[1m", "\x1b]0;t\x07", "\x1b[3"};
     const size_t np = sizeof pats / sizeof pats[0], ng = sizeof glue / sizeof glue[0];
     static struct vf__ms m;
@@ -1153,12 +1153,16 @@ static void test_find_raw(void **state)
         esc_hits += end < key;
         key_hits += end == key && key < n;
         uint64_t want_breaks = vf__ms_breaks(t, end);
+        const char *tp = vf__ms_find3(t, n, "tep");
+        size_t first_tep = tp ? (size_t)(tp - t) : SIZE_MAX;
         for (int simd = 0; simd <= best; simd++) {
             m.simd = simd;
-            uint64_t got_breaks = 0;
-            const char *got = vf__ms_find_raw(&m, t, n, pairs, &got_breaks);
+            struct vf__ms_raw r = {.want_tep = round % 2 == 0};
+            const char *got = vf__ms_find_raw(&m, t, n, pairs, &r);
             assert_u64(got ? (size_t)(got - t) : n, end);
-            assert_u64(got_breaks, want_breaks);
+            assert_u64(r.breaks, want_breaks);
+            /* no "tep" before r.tep: at most the first one (none looked for: 0) */
+            assert_true(r.want_tep ? r.tep <= first_tep : r.tep == 0);
         }
         m.simd = best;
     }
@@ -1171,10 +1175,10 @@ static void test_find_raw(void **state)
         memcpy(t + at, "xvllm_config", 12);
         for (int simd = 0; simd <= best; simd++) {
             m.simd = simd;
-            uint64_t got_breaks = 0;
-            const char *got = vf__ms_find_raw(&m, t, 300, pairs, &got_breaks);
+            struct vf__ms_raw r = {.want_tep = true};
+            const char *got = vf__ms_find_raw(&m, t, 300, pairs, &r);
             assert_u64(got ? (size_t)(got - t) : 300, at);
-            assert_u64(got_breaks, (at + 6) / 7);
+            assert_u64(r.breaks, (at + 6) / 7);
         }
         m.simd = best;
     }

@@ -100,20 +100,25 @@ struct vf__ms {
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
-    int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
+    int simd; /* 3 AVX-512 (F, BW: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
 };
 /* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
  * False when they do not fit its tables. */
 bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n);
 /* Start of the leftmost key occurrence that lies wholly in text[0..n), or NULL. */
 const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
+/* What vf__ms_find_raw counts on its way. */
+struct vf__ms_raw {
+    uint64_t breaks; /* the line breaks (vf__ms_breaks) before the place found, or in all */
+    bool want_tep;   /* in: note where "tep" (what the step keys share) is first */
+    size_t tep;      /* out: no "tep" starts before text + tep (0: not looked for) */
+};
 /* The first place in the raw lines text[0..n) (the byte before text is no CR) that the
  * scanner must read normalised: a key, or an escape sequence run (not counting one inside a
  * run) whose removal puts side by side two bytes a, b with bit a << 8 | b set in pairs (the
- * byte before text, and after its end, count as LF); NULL if none. *breaks: the line breaks
- * (vf__ms_breaks) before it, or in all of text. */
+ * byte before text, and after its end, count as LF); NULL if none. */
 const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
-                            const uint64_t *pairs, uint64_t *breaks);
+                            const uint64_t *pairs, struct vf__ms_raw *out);
 /* How many bytes of p[0..n) are c. */
 size_t vf__ms_count(const char *p, size_t n, char c);
 /* How many line breaks p[0..n) holds as normalisation reads them: an LF or a CR that does not

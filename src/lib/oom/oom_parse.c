@@ -2086,12 +2086,13 @@ static void exact_lines(struct vf_oom_scan *s, const char *blk, const char *ls, 
 
 /* The first place in the raw lines [p, e) that scan_block must read: a key, or an escape
  * sequence whose removal joins two bytes a key holds side by side (prefilter.pairs); NULL if
- * none. *breaks: the line breaks before it (in all of [p, e) if none), counted in the same
- * pass. */
+ * none. r: the line breaks before it (in all of [p, e) if none) and, while no step is known,
+ * how far no "tep" starts, both read in the same pass. */
 static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e,
-                            uint64_t *breaks)
+                            struct vf__ms_raw *r)
 {
-    return vf__ms_find_raw(&s->pf->lng, p, (size_t)(e - p), s->pf->pairs, breaks);
+    r->want_tep = s->ctx.first_step == VF_UNKNOWN;
+    return vf__ms_find_raw(&s->pf->lng, p, (size_t)(e - p), s->pf->pairs, r);
 }
 
 /* The steps of the raw line [ls, le) (le: its LF), as line_steps reads them from each of its
@@ -2123,15 +2124,17 @@ static bool raw_steps(struct vf_oom_scan *s, const char *ls, const char *le, uin
 }
 
 /* resolve() for raw lines [a, z): none holds a key or an unsafe junction, none is in a
- * window; breaks: their line breaks (raw_find counted them). A line that needs normalising
- * and is too long for it: [a, z) goes through the normaliser instead. */
-static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z, uint64_t breaks)
+ * window; breaks: their line breaks, and no "tep" starts before tep (raw_find read both). A
+ * line that needs normalising and is too long for it: [a, z) goes through the normaliser
+ * instead. */
+static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z, uint64_t breaks,
+                        const char *tep)
 {
     if (a >= z)
         return;
     uint64_t f, l, first = VF_UNKNOWN, last = VF_UNKNOWN;
     bool big = false;
-    for (const char *q = a; s->ctx.first_step == VF_UNKNOWN && q < z;) {
+    for (const char *q = tep; s->ctx.first_step == VF_UNKNOWN && q < z;) {
         const char *t = vf__ms_find3(q, (size_t)(z - q), "tep");
         if (!t)
             break;
@@ -2198,15 +2201,15 @@ static void scan_raw(struct vf_oom_scan *s, const char *b, const char *e)
             cur = nl + 1;
             continue;
         }
-        uint64_t n;
-        const char *hit = raw_find(s, cur, e, &n);
+        struct vf__ms_raw r;
+        const char *hit = raw_find(s, cur, e, &r);
         if (!hit) {
-            resolve_raw(s, cur, e, n);
+            resolve_raw(s, cur, e, r.breaks, cur + r.tep);
             return;
         }
         /* the breaks of [ls, hit) are CRs of the hit's line (a CR is a break there too) */
         const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
-        resolve_raw(s, cur, ls, n - vf__ms_breaks(ls, (size_t)(hit - ls)));
+        resolve_raw(s, cur, ls, r.breaks - vf__ms_breaks(ls, (size_t)(hit - ls)), cur + r.tep);
         exact_lines(s, b, ls, le + 1);
         cur = le + 1;
     }

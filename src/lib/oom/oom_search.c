@@ -171,7 +171,10 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
     short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
-    m->simd = __builtin_cpu_supports("avx2") ? 2 : __builtin_cpu_supports("ssse3") ? 1 : 0;
+    m->simd = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") ? 3
+              : __builtin_cpu_supports("avx2")                                        ? 2
+              : __builtin_cpu_supports("ssse3")                                       ? 1
+                                                                                      : 0;
 #endif
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
@@ -328,7 +331,7 @@ static size_t find_short(const struct vf__ms *m, const unsigned char *t, size_t 
     if (!m->n_short)
         return SIZE_MAX;
 #ifdef HAVE_X86
-    if (m->simd == 2)
+    if (m->simd >= 2)
         return short_avx2(m, t, n, a, b);
     if (m->simd == 1)
         return short_ssse3(m, t, n, a, b);
@@ -434,7 +437,7 @@ static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, siz
     size_t end = b + STRIDE - 1 < n - 3 ? b + STRIDE - 1 : n - 3; /* samples j < end */
     size_t j = a;
 #ifdef HAVE_X86
-    if (m->simd == 2) {
+    if (m->simd >= 2) {
         size_t x = long_avx2(m, t, n, a, b, end, &j);
         if (x != SIZE_MAX)
             return x;
@@ -533,6 +536,8 @@ struct raw_pass {
     uint64_t brk;  /* breaks before it */
     bool cr;       /* the byte before it is a CR */
     size_t skip;   /* escape bytes before this belong to a run already read */
+    bool want_tep; /* look for "tep" */
+    size_t tep;    /* where the first "tep" starts (SIZE_MAX: none yet) */
     uint8_t r[64]; /* the buckets of the block's positions (when the nibble search hit) */
 };
 
@@ -599,6 +604,15 @@ __attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__m
         __m256i v1 = _mm256_loadu_si256((const __m256i *)(t + s + 32));
         uint64_t e = eq64(v0, v1, esc), c = eq64(v0, v1, cr);
         uint64_t brk = (eq64(v0, v1, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        if (p->want_tep && p->tep == SIZE_MAX) {
+            uint64_t tm =
+                eq64(v0, v1, _mm256_set1_epi8('t')) &
+                eq64(_mm256_loadu_si256((const __m256i *)(t + s + 1)),
+                     _mm256_loadu_si256((const __m256i *)(t + s + 33)), _mm256_set1_epi8('e')) &
+                eq64(_mm256_loadu_si256((const __m256i *)(t + s + 2)),
+                     _mm256_loadu_si256((const __m256i *)(t + s + 34)), _mm256_set1_epi8('p'));
+            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
+        }
         __m256i h0 = sample32(words, t + s), h1 = sample32(words, t + s + 32);
         unsigned lm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
                       (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
@@ -624,24 +638,83 @@ __attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__m
 }
 #endif
 
+#ifdef HAVE_X86
+/* raw_avx2 with AVX-512 (F and BW): the 64 bytes in one register, the 16 samples in one
+ * gather, the byte compares straight into masks. */
+__attribute__((target("avx512f,avx512bw,popcnt"))) static size_t
+raw_avx512(const struct vf__ms *m, const unsigned char *t, size_t n, const uint64_t *pairs,
+           struct raw_pass *p)
+{
+    const int *words = (const int *)m->bits;
+    __m512i lo[3], hi[3];
+    for (int j = 0; j < 3; j++) {
+        lo[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)m->lo[j]));
+        hi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)m->hi[j]));
+    }
+    const __m512i nib = _mm512_set1_epi8(15), lf = _mm512_set1_epi8('\n'),
+                  cr = _mm512_set1_epi8('\r'), esc = _mm512_set1_epi8(0x1b),
+                  mul = _mm512_set1_epi32((int)0x9E3779B1u), low5 = _mm512_set1_epi32(31),
+                  one = _mm512_set1_epi32(1);
+    for (; p->s + 68 <= n; p->s += 64) {
+        size_t s = p->s;
+        __m512i v = _mm512_loadu_si512((const void *)(t + s));
+        uint64_t e = _mm512_cmpeq_epi8_mask(v, esc), c = _mm512_cmpeq_epi8_mask(v, cr);
+        uint64_t brk = (_mm512_cmpeq_epi8_mask(v, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(v, mul), 32 - GRAM_BITS);
+        __m512i w = _mm512_i32gather_epi32(_mm512_srli_epi32(h, 5), words, 4);
+        unsigned lm = _mm512_test_epi32_mask(_mm512_srlv_epi32(w, _mm512_and_si512(h, low5)), one);
+        __m512i r = _mm512_set1_epi8(-1), x1 = _mm512_loadu_si512((const void *)(t + s + 1)),
+                x2 = _mm512_loadu_si512((const void *)(t + s + 2));
+        if (p->want_tep && p->tep == SIZE_MAX) {
+            uint64_t tm = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('t')) &
+                          _mm512_cmpeq_epi8_mask(x1, _mm512_set1_epi8('e')) &
+                          _mm512_cmpeq_epi8_mask(x2, _mm512_set1_epi8('p'));
+            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
+        }
+        for (int j = 0; j < 3; j++) {
+            __m512i x = j == 0 ? v : j == 1 ? x1 : x2;
+            __m512i l = _mm512_shuffle_epi8(lo[j], _mm512_and_si512(x, nib));
+            __m512i u = _mm512_shuffle_epi8(hi[j], _mm512_and_si512(_mm512_srli_epi16(x, 4), nib));
+            r = _mm512_ternarylogic_epi32(r, l, u, 0x80); /* r & l & u */
+        }
+        bool sh = m->n_short && _mm512_test_epi8_mask(r, r);
+        if (lm || sh || e) {
+            if (sh)
+                _mm512_storeu_si512((void *)p->r, r);
+            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
+            if (x != SIZE_MAX) {
+                if (x > s)
+                    p->brk += breaks_tail(t + s, x - s, &p->cr);
+                return x;
+            }
+        }
+        p->brk += (uint64_t)__builtin_popcountll(brk);
+        p->cr = c >> 63;
+    }
+    return SIZE_MAX;
+}
+#endif
+
 const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
-                            const uint64_t *pairs, uint64_t *breaks)
+                            const uint64_t *pairs, struct vf__ms_raw *out)
 {
     const unsigned char *t = (const unsigned char *)text;
     size_t x = SIZE_MAX, skip = 0, from = 0;
     bool cr = false;
-    *breaks = 0;
+    out->breaks = 0;
+    out->tep = 0;
 #ifdef HAVE_X86
-    if (m->simd == 2) {
+    if (m->simd >= 2) {
         struct raw_pass p = {0};
-        x = raw_avx2(m, t, n, pairs, &p);
-        if (x != SIZE_MAX) {
-            *breaks = p.brk;
+        p.want_tep = out->want_tep;
+        p.tep = SIZE_MAX;
+        x = m->simd == 3 ? raw_avx512(m, t, n, pairs, &p) : raw_avx2(m, t, n, pairs, &p);
+        out->breaks = p.brk;
+        out->tep = !p.want_tep ? 0 : p.tep != SIZE_MAX ? p.tep : p.s; /* none in the blocks read */
+        if (x != SIZE_MAX)
             return text + x;
-        }
         /* the bytes left: long keys from 3 before (their samples were not read) */
         from = p.s;
-        *breaks = p.brk;
         cr = p.cr;
         skip = p.skip;
         x = find_long_keys(m, t, n, from >= 3 ? from - 3 : 0, n);
@@ -649,16 +722,16 @@ const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
         x = y != SIZE_MAX ? y : x;
     }
 #endif
-    if (m->simd != 2) {
+    if (m->simd < 2) {
         const char *h = vf__ms_find(m, text, n);
         x = h ? (size_t)(h - text) : SIZE_MAX;
     }
     size_t end = x != SIZE_MAX ? x : n, q = esc_scan(t, n, from, end, pairs, &skip);
     end = q != SIZE_MAX ? q : end;
     if (!from)
-        *breaks = vf__ms_breaks(text, end);
+        out->breaks = vf__ms_breaks(text, end);
     else if (end > from) /* a long key may start up to 3 bytes before from: none between */
-        *breaks += breaks_tail(t + from, end - from, &cr);
+        out->breaks += breaks_tail(t + from, end - from, &cr);
     return end < n ? text + end : NULL;
 }
 
