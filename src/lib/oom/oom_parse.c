@@ -1549,7 +1549,10 @@ static void join_line(struct vf_oom_scan *s, const char *line, size_t len)
     while (len && (*line == ' ' || *line == '\t'))
         line++, len--;
     s->join_prev = s->join_len - s->join_at[s->n_at - 1];
-    s->join[s->join_len++] = ' ';
+    /* one space between the lines: a line wrapped after a space keeps it ("Out \nof memory",
+     * jax#788) and gets no second one, which no trigger holds */
+    if (!s->join_len || (s->join[s->join_len - 1] != ' ' && s->join[s->join_len - 1] != '\t'))
+        s->join[s->join_len++] = ' ';
     if (s->n_at < sizeof s->join_at / sizeof s->join_at[0])
         s->join_at[s->n_at++] = (uint16_t)s->join_len;
     memcpy(s->join + s->join_len, line, len);
