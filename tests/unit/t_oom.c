@@ -1001,6 +1001,53 @@ static void raw_same(const char *name, const char *text, size_t n)
     vf_arena_close(a);
 }
 
+/* vf__oom_reader_mapped for test_cut_short: cuts the file 100 bytes into the second window
+ * mapped, so that the window's next page is past the end. */
+static void cut_second_window(int fd, uint64_t base, size_t len)
+{
+    (void)len;
+    if (base)
+        assert_int_equal(ftruncate(fd, (off_t)base + 100), 0);
+}
+
+/* A log cut short (truncated by another process) while a mapped window of it is read: an
+ * error naming it, not a SIGBUS (before issue 29's fix the test process died here). */
+static void test_cut_short(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char path[] = "/tmp/vramfit-cut-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    char *t = malloc(6 * page);
+    assert_non_null(t);
+    size_t n = 0;
+    fill_to(t, &n, 6 * page);
+    assert_int_equal(write(fd, t, n), (ssize_t)n);
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_oom_scan *s;
+    struct vf_error err = {0};
+    uint64_t off = 0;
+    assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
+    vf__oom_reader_mapped = cut_second_window;
+    enum vf_err rc = vf__oom_scan_fd_window(s, fd, &off, 2 * page, "cut.log", &err);
+    vf__oom_reader_mapped = NULL;
+    assert_int_equal(rc, VF_EIO);
+    assert_non_null(strstr(err.msg, "'cut.log'"));
+    assert_non_null(strstr(err.msg, "cut short"));
+    /* the same file, whole again, reads to its end (the guard is gone with the window) */
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(pwrite(fd, t, n, 0), (ssize_t)n);
+    off = 0;
+    assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
+    assert_int_equal(vf__oom_scan_fd_window(s, fd, &off, 2 * page, "cut.log", &err), VF_OK);
+    assert_u64(off, n);
+    vf_arena_close(a);
+    close(fd);
+    free(t);
+}
+
 /* The leftmost start of any of pats in t[0..n), naively; n if none. */
 static size_t naive_find(const char *const *pats, size_t np, const char *t, size_t n)
 {
@@ -1198,6 +1245,7 @@ int main(void)
         cmocka_unit_test(test_guide_error),     cmocka_unit_test(test_benign),
         cmocka_unit_test(test_window_edges),    cmocka_unit_test(test_search),
         cmocka_unit_test(test_raw_lines),       cmocka_unit_test(test_find_raw),
+        cmocka_unit_test(test_cut_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,6 +135,9 @@ const char *vf__ms_find2(const char *p, size_t n, char a, char b);
  * ones to put messages across window edges). */
 enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offset, size_t window,
                                    const char *name, struct vf_error *err);
+/* A test seam: called (when set) after each window is mapped, before it is read (the tests cut
+ * the file short there). */
+extern void (*vf__oom_reader_mapped)(int fd, uint64_t base, size_t len);
 
 /* --- input normalisation (oom_input.c) --- */
 
