@@ -98,9 +98,10 @@ struct vf__ms {
     struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
     size_t n_ent;
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
+    uint8_t ex[3][128];           /* the same by whole byte (ASCII; keys hold no other) */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
-    int simd; /* 3 AVX-512 (F, BW: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
+    int simd; /* 3 AVX-512 (F, BW, VBMI: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
 };
 /* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
  * False when they do not fit its tables. */

@@ -139,6 +139,7 @@ static void short_buckets(struct vf__ms *m)
         for (int k = 0; k < 3; k++) {
             m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
             m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
+            m->ex[k][p[k] & 127] |= p[k] < 128 ? (uint8_t)(1u << b) : 0;
         }
     }
 }
@@ -175,10 +176,16 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
     short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
-    m->simd = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") ? 3
-              : __builtin_cpu_supports("avx2")                                        ? 2
-              : __builtin_cpu_supports("ssse3")                                       ? 1
-                                                                                      : 0;
+    bool ascii = true; /* the whole-byte tables hold ASCII keys only */
+    for (size_t j = 0; j < m->n_short; j++)
+        for (int k = 0; k < 3; k++)
+            ascii = ascii && (unsigned char)m->pat[m->shorts[j]][k] < 128;
+    m->simd = ascii && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512vbmi")
+                  ? 3
+              : __builtin_cpu_supports("avx2")  ? 2
+              : __builtin_cpu_supports("ssse3") ? 1
+                                                : 0;
 #endif
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
@@ -646,20 +653,19 @@ __attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__m
 #ifdef HAVE_X86
 /* raw_avx2 with AVX-512 (F and BW): the 64 bytes in one register, the 16 samples in one
  * gather, the byte compares straight into masks. */
-__attribute__((target("avx512f,avx512bw,popcnt"))) static size_t
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static size_t
 raw_avx512(const struct vf__ms *m, const unsigned char *t, size_t n, const uint64_t *pairs,
            struct raw_pass *p)
 {
     const int *words = (const int *)m->bits;
-    __m512i lo[3], hi[3];
+    __m512i lo[3], hi[3]; /* each position's 128-byte table, in two registers */
     for (int j = 0; j < 3; j++) {
-        lo[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)m->lo[j]));
-        hi[j] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)m->hi[j]));
+        lo[j] = _mm512_loadu_si512((const void *)m->ex[j]);
+        hi[j] = _mm512_loadu_si512((const void *)(m->ex[j] + 64));
     }
-    const __m512i nib = _mm512_set1_epi8(15), lf = _mm512_set1_epi8('\n'),
-                  cr = _mm512_set1_epi8('\r'), esc = _mm512_set1_epi8(0x1b),
-                  mul = _mm512_set1_epi32((int)0x9E3779B1u), low5 = _mm512_set1_epi32(31),
-                  one = _mm512_set1_epi32(1);
+    const __m512i lf = _mm512_set1_epi8('\n'), cr = _mm512_set1_epi8('\r'),
+                  esc = _mm512_set1_epi8(0x1b), mul = _mm512_set1_epi32((int)0x9E3779B1u),
+                  low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
     for (; p->s + 68 <= n; p->s += 64) {
         size_t s = p->s;
         /* the next pages before the hardware prefetcher, which stops at a 4 KiB page */
@@ -678,12 +684,11 @@ raw_avx512(const struct vf__ms *m, const unsigned char *t, size_t n, const uint6
                           _mm512_cmpeq_epi8_mask(x2, _mm512_set1_epi8('p'));
             p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
         }
-        for (int j = 0; j < 3; j++) {
-            __m512i x = j == 0 ? v : j == 1 ? x1 : x2;
-            __m512i l = _mm512_shuffle_epi8(lo[j], _mm512_and_si512(x, nib));
-            __m512i u = _mm512_shuffle_epi8(hi[j], _mm512_and_si512(_mm512_srli_epi16(x, 4), nib));
-            r = _mm512_ternarylogic_epi32(r, l, u, 0x80); /* r & l & u */
-        }
+        /* the buckets of each position's byte by whole byte (a byte over 127: none) */
+        __m512i c0 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(v), lo[0], v, hi[0]);
+        __m512i c1 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x1), lo[1], x1, hi[1]);
+        __m512i c2 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x2), lo[2], x2, hi[2]);
+        r = _mm512_ternarylogic_epi32(c0, c1, c2, 0x80); /* c0 & c1 & c2 */
         bool sh = m->n_short && _mm512_test_epi8_mask(r, r);
         if (lm || sh || e) {
             if (sh)
