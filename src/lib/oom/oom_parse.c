@@ -1185,8 +1185,12 @@ static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
 /* What a message says of the run (a version, a context length, a batch). */
 static void take_context(struct vf_oom_scan *s, const struct vf__oom_m *m)
 {
-    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint))
-        snprintf(s->version, sizeof s->version, "%s", m->version_hint);
+    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint)) {
+        /* copied as snprintf "%s" would, without its cost on every event of a dense log */
+        size_t k = strnlen(m->version_hint, sizeof s->version - 1);
+        memcpy(s->version, m->version_hint, k);
+        s->version[k] = 0;
+    }
     if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
         s->ctx.ctx_tokens = m->ctx_tokens;
     if (m->batch != VF_UNKNOWN)
@@ -1641,7 +1645,10 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
     const char *a = line, *p = line;
     while (p < line + len && (*p == ' ' || *p == '\t'))
         p++;
-    if (!s->blk || p == line + len || record_start(p, line + len))
+    /* no line before it to take (the last event's lines end right before it): the cheap
+     * test first, as every message of a log with one on each line meets it */
+    if (!s->blk || a <= s->blk || s->lineno - 1 <= prev_last || p == line + len ||
+        record_start(p, line + len))
         return 0;
     unsigned k = 0;
     while (k < 3 && a > s->blk && s->lineno - k - 1 > prev_last) {
