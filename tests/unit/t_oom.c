@@ -1001,6 +1001,53 @@ static void raw_same(const char *name, const char *text, size_t n)
     vf_arena_close(a);
 }
 
+/* vf__oom_reader_mapped for test_cut_short: cuts the file 100 bytes into the second window
+ * mapped, so that the window's next page is past the end. */
+static void cut_second_window(int fd, uint64_t base, size_t len)
+{
+    (void)len;
+    if (base)
+        assert_int_equal(ftruncate(fd, (off_t)base + 100), 0);
+}
+
+/* A log cut short (truncated by another process) while a mapped window of it is read: an
+ * error naming it, not a SIGBUS (before issue 29's fix the test process died here). */
+static void test_cut_short(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char path[] = "/tmp/vramfit-cut-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    char *t = malloc(6 * page);
+    assert_non_null(t);
+    size_t n = 0;
+    fill_to(t, &n, 6 * page);
+    assert_int_equal(write(fd, t, n), (ssize_t)n);
+    struct vf_arena *a = vf_arena_open(0);
+    struct vf_oom_scan *s;
+    struct vf_error err = {0};
+    uint64_t off = 0;
+    assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
+    vf__oom_reader_mapped = cut_second_window;
+    enum vf_err rc = vf__oom_scan_fd_window(s, fd, &off, 2 * page, "cut.log", &err);
+    vf__oom_reader_mapped = NULL;
+    assert_int_equal(rc, VF_EIO);
+    assert_non_null(strstr(err.msg, "'cut.log'"));
+    assert_non_null(strstr(err.msg, "cut short"));
+    /* the same file, whole again, reads to its end (the guard is gone with the window) */
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_int_equal(pwrite(fd, t, n, 0), (ssize_t)n);
+    off = 0;
+    assert_int_equal(vf_oom_scan_open(a, &s, &err), VF_OK);
+    assert_int_equal(vf__oom_scan_fd_window(s, fd, &off, 2 * page, "cut.log", &err), VF_OK);
+    assert_u64(off, n);
+    vf_arena_close(a);
+    close(fd);
+    free(t);
+}
+
 /* The leftmost start of any of pats in t[0..n), naively; n if none. */
 static size_t naive_find(const char *const *pats, size_t np, const char *t, size_t n)
 {
@@ -1082,6 +1129,110 @@ static void test_search(void **state)
     assert_true(found > 100 && found < 300);
 }
 
+/* vf__ms_find_raw (the raw path's one pass) against the search, escape walk and count done
+ * apart and naively, on 400 random texts of key pieces, line breaks (LF, CR, CRLF) and escape
+ * sequences (alone, in runs, cut by a line break), with each path (scalar, SSSE3, AVX2, and
+ * AVX-512 where the CPU has them): the same place and the same number of breaks before it. */
+static void test_find_raw(void **state)
+{
+    (void)state;
+    static const char *const pats[] = {"vllm",
+                                       "MiB |",
+                                       "Killed",
+                                       "ollama",
+                                       "n_ctx",
+                                       "out of memory",
+                                       "Tried to allocate",
+                                       "max_model_len",
+                                       "trainer.train",
+                                       "RESOURCE_EXHAUSTED",
+                                       "xvllm_config"}; /* a long key holding a short one */
+    static const char *const glue[] = {"\n",          "\r",   "\r\n", " ",   "x",
+                                       "trainer.py ", "0.5 ", "ory ", "ax_", "step 3 "};
+    static const char *const escs[] = {"\x1b[32m", "\x1b[0m\x1b[1m", "\x1b]0;t\x07", "\x1b[3"};
+    const size_t np = sizeof pats / sizeof pats[0], ng = sizeof glue / sizeof glue[0];
+    static struct vf__ms m;
+    uint8_t lens[16];
+    static uint64_t pairs[(1u << 16) / 64];
+    for (size_t i = 0; i < np; i++) {
+        lens[i] = (uint8_t)strlen(pats[i]);
+        for (size_t j = 0; j + 1 < lens[i]; j++) {
+            unsigned pr = (unsigned)(unsigned char)pats[i][j] << 8 | (unsigned char)pats[i][j + 1];
+            pairs[pr >> 6] |= (uint64_t)1 << (pr & 63);
+        }
+    }
+    assert_true(vf__ms_build(&m, pats, lens, np));
+    int best = m.simd;
+    static char t[20000];
+    unsigned seed = 777, esc_hits = 0, key_hits = 0;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 0, want = (size_t)(round * 97 % 19000) + 1;
+        while (n < want) {
+            seed = seed * 1103515245u + 12345u;
+            /* keys from one piece in 9 to one in 2,800: texts that end in their first block and
+             * texts of many blocks */
+            bool is_key = (seed >> 8) % (9 + (unsigned)round * 7) == 0;
+            const char *p = is_key                   ? pats[(seed >> 12) % np]
+                            : (seed >> 16) % 40 == 0 ? escs[(seed >> 12) % 4]
+                                                     : glue[(seed >> 12) % ng];
+            size_t l = strlen(p);
+            if (is_key && (seed >> 20) % 4 == 0)
+                l = (seed >> 22) % l; /* a key cut short */
+            for (size_t k = 0; k < l && n < want; k++)
+                t[n++] = p[k];
+        }
+        /* naively: the leftmost key, the escape runs before it, the breaks before that */
+        size_t key = naive_find(pats, np, t, n), end = key;
+        for (size_t q = 0; q < key;) {
+            if (t[q] != 0x1b) {
+                q++;
+                continue;
+            }
+            size_t k = vf__oom_esc_len(t + q, n - q);
+            unsigned a = q ? (unsigned char)t[q - 1] : '\n',
+                     b = q + k < n ? (unsigned char)t[q + k] : '\n';
+            if (pairs[(a << 8 | b) >> 6] >> ((a << 8 | b) & 63) & 1) {
+                end = q;
+                break;
+            }
+            q += k;
+        }
+        esc_hits += end < key;
+        key_hits += end == key && key < n;
+        uint64_t want_breaks = vf__ms_breaks(t, end);
+        const char *tp = vf__ms_find3(t, n, "tep");
+        size_t first_tep = tp ? (size_t)(tp - t) : SIZE_MAX;
+        for (int simd = 0; simd <= best; simd++) {
+            m.simd = simd;
+            struct vf__ms_raw r = {.want_tep = round % 2 == 0};
+            const char *got = vf__ms_find_raw(&m, t, n, pairs, &r);
+            assert_u64(got ? (size_t)(got - t) : n, end);
+            assert_u64(r.breaks, want_breaks);
+            /* no "tep" before r.tep: at most the first one (none looked for: 0) */
+            assert_true(r.want_tep ? r.tep <= first_tep : r.tep == 0);
+        }
+        m.simd = best;
+    }
+    /* the long key that holds a short one at every place around the 64-byte blocks: its
+     * start, not the short key's, with the breaks of the CRs before it */
+    for (size_t at = 0; at < 140; at++) {
+        memset(t, '.', 300);
+        for (size_t k = 0; k < at; k += 7)
+            t[k] = '\r';
+        memcpy(t + at, "xvllm_config", 12);
+        for (int simd = 0; simd <= best; simd++) {
+            m.simd = simd;
+            struct vf__ms_raw r = {.want_tep = true};
+            const char *got = vf__ms_find_raw(&m, t, 300, pairs, &r);
+            assert_u64(got ? (size_t)(got - t) : 300, at);
+            assert_u64(r.breaks, (at + 6) / 7);
+        }
+        m.simd = best;
+    }
+    printf("find_raw: %u texts end at a key, %u at an escape run\n", key_hits, esc_hits);
+    assert_true(key_hits > 50 && esc_hits > 20 && key_hits + esc_hits < 400);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1093,7 +1244,8 @@ int main(void)
         cmocka_unit_test(test_counting),        cmocka_unit_test(test_not_events),
         cmocka_unit_test(test_guide_error),     cmocka_unit_test(test_benign),
         cmocka_unit_test(test_window_edges),    cmocka_unit_test(test_search),
-        cmocka_unit_test(test_raw_lines),
+        cmocka_unit_test(test_raw_lines),       cmocka_unit_test(test_find_raw),
+        cmocka_unit_test(test_cut_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,22 +90,36 @@ struct vf__ms {
     uint32_t tail[VF__MS_MAX]; /* the last 4 bytes of each long key */
     size_t n;
     uint64_t bits[(1u << 16) / 64]; /* 4-byte pieces of the long keys, hashed */
-    /* a sampled piece with the 4 bytes 8 further on (keys that hold both), hashed; and the
-     * pieces some key holds where it ends before those 8 further bytes (never filtered) */
-    uint64_t pair_bits[(1u << 16) / 64], open_bits[(1u << 16) / 64];
+    /* a sampled piece with the 4 bytes 8 further on (keys that hold both), hashed; with the
+     * 4 bytes right after it (keys that end before those 8 further bytes); and the pieces
+     * some key holds where it ends before those 4 (never filtered) */
+    uint64_t pair_bits[(1u << 16) / 64], pair4_bits[(1u << 16) / 64], open_bits[(1u << 16) / 64];
     uint16_t head[1u << 16]; /* their chains in ent (1-based) */
     struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
     size_t n_ent;
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
+    uint8_t ex[3][128];           /* the same by whole byte (ASCII; keys hold no other) */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
-    int simd; /* 2 AVX2, 1 SSSE3, 0 scalar */
+    int simd; /* 3 AVX-512 (F, BW, VBMI: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
 };
 /* Builds m over the keys pats[0..n) (lens[i] bytes each, at least 4, lasting as long as m).
  * False when they do not fit its tables. */
 bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens, size_t n);
 /* Start of the leftmost key occurrence that lies wholly in text[0..n), or NULL. */
 const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n);
+/* What vf__ms_find_raw counts on its way. */
+struct vf__ms_raw {
+    uint64_t breaks; /* the line breaks (vf__ms_breaks) before the place found, or in all */
+    bool want_tep;   /* in: note where "tep" (what the step keys share) is first */
+    size_t tep;      /* out: no "tep" starts before text + tep (0: not looked for) */
+};
+/* The first place in the raw lines text[0..n) (the byte before text is no CR) that the
+ * scanner must read normalised: a key, or an escape sequence run (not counting one inside a
+ * run) whose removal puts side by side two bytes a, b with bit a << 8 | b set in pairs (the
+ * byte before text, and after its end, count as LF); NULL if none. */
+const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
+                            const uint64_t *pairs, struct vf__ms_raw *out);
 /* How many bytes of p[0..n) are c. */
 size_t vf__ms_count(const char *p, size_t n, char c);
 /* How many line breaks p[0..n) holds as normalisation reads them: an LF or a CR that does not
@@ -122,6 +136,9 @@ const char *vf__ms_find2(const char *p, size_t n, char a, char b);
  * ones to put messages across window edges). */
 enum vf_err vf__oom_scan_fd_window(struct vf_oom_scan *s, int fd, uint64_t *offset, size_t window,
                                    const char *name, struct vf_error *err);
+/* A test seam: called (when set) after each window is mapped, before it is read (the tests cut
+ * the file short there). */
+extern void (*vf__oom_reader_mapped)(int fd, uint64_t base, size_t len);
 
 /* --- input normalisation (oom_input.c) --- */
 

@@ -1191,8 +1191,12 @@ static void new_event(struct vf_oom_scan *s, const struct vf__oom_row *r, const 
 /* What a message says of the run (a version, a context length, a batch). */
 static void take_context(struct vf_oom_scan *s, const struct vf__oom_m *m)
 {
-    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint))
-        snprintf(s->version, sizeof s->version, "%s", m->version_hint);
+    if (m->version_hint && !s->version_explicit && strcmp(s->version, m->version_hint)) {
+        /* copied as snprintf "%s" would, without its cost on every event of a dense log */
+        size_t k = strnlen(m->version_hint, sizeof s->version - 1);
+        memcpy(s->version, m->version_hint, k);
+        s->version[k] = 0;
+    }
     if (m->ctx_tokens != VF_UNKNOWN && m->ctx_tokens <= VF_MAX_CTX_TOKENS)
         s->ctx.ctx_tokens = m->ctx_tokens;
     if (m->batch != VF_UNKNOWN)
@@ -1555,7 +1559,10 @@ static void join_line(struct vf_oom_scan *s, const char *line, size_t len)
     while (len && (*line == ' ' || *line == '\t'))
         line++, len--;
     s->join_prev = s->join_len - s->join_at[s->n_at - 1];
-    s->join[s->join_len++] = ' ';
+    /* one space between the lines: a line wrapped after a space keeps it ("Out \nof memory",
+     * jax#788) and gets no second one, which no trigger holds */
+    if (!s->join_len || (s->join[s->join_len - 1] != ' ' && s->join[s->join_len - 1] != '\t'))
+        s->join[s->join_len++] = ' ';
     if (s->n_at < sizeof s->join_at / sizeof s->join_at[0])
         s->join_at[s->n_at++] = (uint16_t)s->join_len;
     memcpy(s->join + s->join_len, line, len);
@@ -1644,7 +1651,10 @@ static unsigned back_lines(struct vf_oom_scan *s, const char *line, size_t len)
     const char *a = line, *p = line;
     while (p < line + len && (*p == ' ' || *p == '\t'))
         p++;
-    if (!s->blk || p == line + len || record_start(p, line + len))
+    /* no line before it to take (the last event's lines end right before it): the cheap
+     * test first, as every message of a log with one on each line meets it */
+    if (!s->blk || a <= s->blk || s->lineno - 1 <= prev_last || p == line + len ||
+        record_start(p, line + len))
         return 0;
     unsigned k = 0;
     while (k < 3 && a > s->blk && s->lineno - k - 1 > prev_last) {
@@ -2090,27 +2100,15 @@ static void exact_lines(struct vf_oom_scan *s, const char *blk, const char *ls, 
     }
 }
 
-static bool joins_key(const struct prefilter *pf, unsigned char a, unsigned char b)
-{
-    unsigned i = (unsigned)a << 8 | b;
-    return pf->pairs[i >> 6] >> (i & 63) & 1;
-}
-
 /* The first place in the raw lines [p, e) that scan_block must read: a key, or an escape
- * sequence whose removal joins two bytes a key holds side by side. NULL if none. */
-static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e)
+ * sequence whose removal joins two bytes a key holds side by side (prefilter.pairs); NULL if
+ * none. r: the line breaks before it (in all of [p, e) if none) and, while no step is known,
+ * how far no "tep" starts, both read in the same pass. */
+static const char *raw_find(const struct vf_oom_scan *s, const char *p, const char *e,
+                            struct vf__ms_raw *r)
 {
-    const char *x = find_long(s, p, (size_t)(e - p));
-    const char *end = x ? x : e;
-    for (const char *q = p; q < end && (q = memchr(q, 0x1b, (size_t)(end - q))) != NULL;) {
-        size_t k = vf__oom_esc_len(q, (size_t)(e - q));
-        unsigned char before = q > p ? (unsigned char)q[-1] : '\n';
-        unsigned char after = q + k < e ? (unsigned char)q[k] : '\n';
-        if (joins_key(s->pf, before, after))
-            return q;
-        q += k;
-    }
-    return x;
+    r->want_tep = s->ctx.first_step == VF_UNKNOWN;
+    return vf__ms_find_raw(&s->pf->lng, p, (size_t)(e - p), s->pf->pairs, r);
 }
 
 /* The steps of the raw line [ls, le) (le: its LF), as line_steps reads them from each of its
@@ -2142,15 +2140,17 @@ static bool raw_steps(struct vf_oom_scan *s, const char *ls, const char *le, uin
 }
 
 /* resolve() for raw lines [a, z): none holds a key or an unsafe junction, none is in a
- * window. A line that needs normalising and is too long for it: [a, z) goes through the
- * normaliser instead. */
-static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
+ * window; breaks: their line breaks, and no "tep" starts before tep (raw_find read both). A
+ * line that needs normalising and is too long for it: [a, z) goes through the normaliser
+ * instead. */
+static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z, uint64_t breaks,
+                        const char *tep)
 {
     if (a >= z)
         return;
     uint64_t f, l, first = VF_UNKNOWN, last = VF_UNKNOWN;
     bool big = false;
-    for (const char *q = a; s->ctx.first_step == VF_UNKNOWN && q < z;) {
+    for (const char *q = tep; s->ctx.first_step == VF_UNKNOWN && q < z;) {
         const char *t = vf__ms_find3(q, (size_t)(z - q), "tep");
         if (!t)
             break;
@@ -2176,7 +2176,7 @@ static void resolve_raw(struct vf_oom_scan *s, const char *a, const char *z)
         feed_normalised(s, a, (size_t)(z - a));
         return;
     }
-    s->lineno += vf__ms_breaks(a, (size_t)(z - a));
+    s->lineno += breaks;
     if (first != VF_UNKNOWN)
         s->ctx.first_step = first;
     if (last != VF_UNKNOWN)
@@ -2217,15 +2217,18 @@ static void scan_raw(struct vf_oom_scan *s, const char *b, const char *e)
             cur = nl + 1;
             continue;
         }
-        const char *hit = raw_find(s, cur, e);
-        if (!hit)
-            break;
+        struct vf__ms_raw r;
+        const char *hit = raw_find(s, cur, e, &r);
+        if (!hit) {
+            resolve_raw(s, cur, e, r.breaks, cur + r.tep);
+            return;
+        }
+        /* the breaks of [ls, hit) are CRs of the hit's line (a CR is a break there too) */
         const char *ls = line_start(cur, hit), *le = memchr(hit, '\n', (size_t)(e - hit));
-        resolve_raw(s, cur, ls);
+        resolve_raw(s, cur, ls, r.breaks - vf__ms_breaks(ls, (size_t)(hit - ls)), cur + r.tep);
         exact_lines(s, b, ls, le + 1);
         cur = le + 1;
     }
-    resolve_raw(s, cur, e);
 }
 
 /* s->tail after the raw lines [b, e): their last TAIL_MAX bytes as normalised. */

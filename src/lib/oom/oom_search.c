@@ -25,8 +25,12 @@
 #define HAVE_X86 1
 #endif
 
-#define STRIDE       (VF__MS_LONG - 3)
-#define PIECE        ((size_t)16 << 10) /* both searches run over a piece before the next */
+#define STRIDE (VF__MS_LONG - 3)
+#define PIECE  ((size_t)16 << 10) /* both searches run over a piece before the next */
+/* how far ahead the raw pass asks for the bytes it reads next (a prefetch hint: an address
+ * past the mapping does not fault); 1 KiB took 5-10 % off the raw pass on the 200 MB heads of
+ * the bench logs (min of 15 runs, the 2-core machine, 2026-12-03) */
+#define PREFETCH     1024
 #define GRAM_BITS    16
 #define GRAM_HASH(g) ((uint32_t)((g)*0x9E3779B1u) >> (32 - GRAM_BITS))
 
@@ -135,6 +139,7 @@ static void short_buckets(struct vf__ms *m)
         for (int k = 0; k < 3; k++) {
             m->lo[k][p[k] & 15] |= (uint8_t)(1u << b);
             m->hi[k][p[k] >> 4] |= (uint8_t)(1u << b);
+            m->ex[k][p[k] & 127] |= p[k] < 128 ? (uint8_t)(1u << b) : 0;
         }
     }
 }
@@ -157,6 +162,8 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
                 add_gram(m, load32(p + k), i, k);
                 if (k + 12 <= lens[i])
                     set_bit(m->pair_bits, PAIR_HASH(load32(p + k), load32(p + k + 8)));
+                else if (k + 8 <= lens[i])
+                    set_bit(m->pair4_bits, PAIR_HASH(load32(p + k), load32(p + k + 4)));
                 else
                     set_bit(m->open_bits, GRAM_HASH(load32(p + k)));
             }
@@ -169,7 +176,16 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
     short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
-    m->simd = __builtin_cpu_supports("avx2") ? 2 : __builtin_cpu_supports("ssse3") ? 1 : 0;
+    bool ascii = true; /* the whole-byte tables hold ASCII keys only */
+    for (size_t j = 0; j < m->n_short; j++)
+        for (int k = 0; k < 3; k++)
+            ascii = ascii && (unsigned char)m->pat[m->shorts[j]][k] < 128;
+    m->simd = ascii && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512vbmi")
+                  ? 3
+              : __builtin_cpu_supports("avx2")  ? 2
+              : __builtin_cpu_supports("ssse3") ? 1
+                                                : 0;
 #endif
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
@@ -226,34 +242,64 @@ static size_t short_verify(const struct vf__ms *m, const unsigned char *t, size_
 }
 
 #ifdef HAVE_X86
+/* The nibble tables of the short keys, in registers for the AVX2 loop. */
+struct teddy_avx2 {
+    __m256i lo[3], hi[3], nib;
+};
+
+/* The buckets each of the 32 positions t[0..32) may start (t[0..34) readable): the byte
+ * shuffles of the 3 positions' nibbles, unrolled so the tables stay in registers. */
+__attribute__((target("avx2"))) static inline __m256i teddy32(const struct teddy_avx2 *k,
+                                                              const unsigned char *t)
+{
+    __m256i r = _mm256_set1_epi8(-1);
+    for (int j = 0; j < 3; j++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(t + j));
+        __m256i l = _mm256_shuffle_epi8(k->lo[j], _mm256_and_si256(v, k->nib));
+        __m256i h =
+            _mm256_shuffle_epi8(k->hi[j], _mm256_and_si256(_mm256_srli_epi16(v, 4), k->nib));
+        r = _mm256_and_si256(r, _mm256_and_si256(l, h));
+    }
+    return r;
+}
+
+/* The candidates of the 32 positions from t + s whose buckets are r (only those before b). */
+__attribute__((target("avx2"))) static size_t
+teddy_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t s, size_t b, __m256i r)
+{
+    uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, _mm256_setzero_si256()));
+    if (b - s < 32)
+        bits &= ((uint32_t)1 << (b - s)) - 1;
+    if (!bits)
+        return SIZE_MAX;
+    uint8_t rb[32];
+    _mm256_storeu_si256((__m256i *)rb, r);
+    return short_verify(m, t, n, s, bits, rb);
+}
+
 __attribute__((target("avx2"))) static size_t
 short_avx2(const struct vf__ms *m, const unsigned char *t, size_t n, size_t a, size_t b)
 {
-    __m256i lo[3], hi[3], nib = _mm256_set1_epi8(15), zero = _mm256_setzero_si256();
-    for (int k = 0; k < 3; k++) {
-        lo[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[k]));
-        hi[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[k]));
+    struct teddy_avx2 k;
+    k.nib = _mm256_set1_epi8(15);
+    for (int j = 0; j < 3; j++) {
+        k.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[j]));
+        k.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[j]));
     }
-    size_t s = a;
-    for (; s < b && s + 34 <= n; s += 32) {
-        __m256i r = _mm256_set1_epi8(-1);
-        for (int k = 0; k < 3; k++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(t + s + k));
-            __m256i l = _mm256_shuffle_epi8(lo[k], _mm256_and_si256(v, nib));
-            __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
-            r = _mm256_and_si256(r, _mm256_and_si256(l, h));
-        }
-        uint32_t bits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(r, zero));
-        if (b - s < 32)
-            bits &= ((uint32_t)1 << (b - s)) - 1;
-        if (bits) {
-            uint8_t rb[32];
-            _mm256_storeu_si256((__m256i *)rb, r);
-            size_t x = short_verify(m, t, n, s, bits, rb);
-            if (x != SIZE_MAX)
-                return x;
-        }
+    size_t s = a, x;
+    /* 64 positions a round, one test for both halves (a candidate is rare) */
+    for (; s + 64 <= b && s + 66 <= n; s += 64) {
+        __m256i r0 = teddy32(&k, t + s), r1 = teddy32(&k, t + s + 32),
+                any = _mm256_or_si256(r0, r1);
+        if (_mm256_testz_si256(any, any))
+            continue;
+        if ((x = teddy_check(m, t, n, s, b, r0)) != SIZE_MAX ||
+            (x = teddy_check(m, t, n, s + 32, b, r1)) != SIZE_MAX)
+            return x;
     }
+    for (; s < b && s + 34 <= n; s += 32)
+        if ((x = teddy_check(m, t, n, s, b, teddy32(&k, t + s))) != SIZE_MAX)
+            return x;
     return s < b ? short_scalar(m, t, n, s, b) : SIZE_MAX;
 }
 
@@ -296,7 +342,7 @@ static size_t find_short(const struct vf__ms *m, const unsigned char *t, size_t 
     if (!m->n_short)
         return SIZE_MAX;
 #ifdef HAVE_X86
-    if (m->simd == 2)
+    if (m->simd >= 2)
         return short_avx2(m, t, n, a, b);
     if (m->simd == 1)
         return short_ssse3(m, t, n, a, b);
@@ -331,35 +377,62 @@ static bool sampled(const struct vf__ms *m, const unsigned char *t, size_t j)
 }
 
 #ifdef HAVE_X86
-/* The samples of find_long_keys from a, 8 at a time: the 8 words of 32 bytes are the samples
- * (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the first key
- * found, or SIZE_MAX with *next: the first sample not read. */
+/* The bits of the 8 samples of t[0..32) (the 4-byte words) in the bitmap: lane i's top bit
+ * set when word i's hash is. */
+__attribute__((target("avx2"))) static inline __m256i sample32(const int *words,
+                                                               const unsigned char *t)
+{
+    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
+    __m256i h = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)t), k),
+                                  32 - GRAM_BITS);
+    __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
+    return _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
+}
+
+/* The samples at j + 4 i (bits of mask) whose bitmap bits are set: the first key found. */
+static size_t long_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t j,
+                         unsigned mask, size_t a, size_t b)
+{
+    while (mask) {
+        unsigned i = (unsigned)__builtin_ctz(mask);
+        mask &= mask - 1;
+        size_t at = j + 4 * i;
+        uint32_t g = load32(t + at);
+        /* a key that holds this piece and 4 bytes 8 (or, ending sooner, 4) further on must
+         * have those too ("trainer.py" is no "trainer.train") */
+        if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
+            !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))) &&
+            !get_bit(m->pair4_bits, PAIR_HASH(g, load32(t + at + 4))))
+            continue;
+        size_t x = long_verify(m, t, n, at, a, b);
+        if (x != SIZE_MAX)
+            return x;
+    }
+    return SIZE_MAX;
+}
+
+/* The samples of find_long_keys from a, 16 at a time: the 16 words of 64 bytes are the
+ * samples (STRIDE is 4), hashed together, their bits gathered from the bitmap. Returns the
+ * first key found, or SIZE_MAX with *next: the first sample not read. */
 __attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
                                                         const unsigned char *t, size_t n, size_t a,
                                                         size_t b, size_t end, size_t *next)
 {
-    const __m256i k = _mm256_set1_epi32((int)0x9E3779B1u), low5 = _mm256_set1_epi32(31);
     const int *words = (const int *)m->bits; /* bit h: word h >> 5, bit h & 31 (little endian) */
     size_t j = a;
+    for (; j + 64 <= n && j + 60 < end; j += 64) {
+        __m256i h0 = sample32(words, t + j), h1 = sample32(words, t + j + 32);
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
+                        (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        if (x != SIZE_MAX)
+            return x;
+    }
     for (; j + 32 <= n && j + 28 < end; j += 32) {
-        __m256i h = _mm256_srli_epi32(
-            _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *)(t + j)), k), 32 - GRAM_BITS);
-        __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(h, 5), 4);
-        __m256i hit = _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
-        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit)); /* bit h & 31 */
-        while (mask) {
-            unsigned i = (unsigned)__builtin_ctz(mask);
-            mask &= mask - 1;
-            size_t at = j + 4 * i;
-            uint32_t g = load32(t + at);
-            /* a key that holds this piece and 4 bytes 8 further on must have those too */
-            if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
-                !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))))
-                continue;
-            size_t x = long_verify(m, t, n, at, a, b);
-            if (x != SIZE_MAX)
-                return x;
-        }
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(sample32(words, t + j)));
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        if (x != SIZE_MAX)
+            return x;
     }
     *next = j;
     return SIZE_MAX;
@@ -375,7 +448,7 @@ static size_t find_long_keys(const struct vf__ms *m, const unsigned char *t, siz
     size_t end = b + STRIDE - 1 < n - 3 ? b + STRIDE - 1 : n - 3; /* samples j < end */
     size_t j = a;
 #ifdef HAVE_X86
-    if (m->simd == 2) {
+    if (m->simd >= 2) {
         size_t x = long_avx2(m, t, n, a, b, end, &j);
         if (x != SIZE_MAX)
             return x;
@@ -413,6 +486,265 @@ const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n)
             return text + x;
     }
     return NULL;
+}
+
+/* ------------------------------------------- raw lines: one pass (issue 29) */
+
+/*
+ * vf__ms_find_raw: what the scanner's raw path needs from a run of raw lines in one pass
+ * over their bytes: the first key, or the first escape sequence whose removal would join two
+ * bytes that a key holds side by side (it may make a key in the normalised text), and the
+ * line breaks before it. With AVX2 the samples, the nibble classes, the escape bytes and the
+ * breaks of each 64 bytes are read together; elsewhere the search, the escape walk and the
+ * count run one after the other, as before, with the same answer.
+ */
+
+/* The line breaks of p[0..n) as vf__ms_breaks counts them; *cr: whether the byte before p is a
+ * CR, on return whether p's last byte is (n > 0). */
+static uint64_t breaks_tail(const unsigned char *p, size_t n, bool *cr)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += (p[i] == '\n' || p[i] == '\r') && !*cr;
+        *cr = p[i] == '\r';
+    }
+    return total;
+}
+
+/* Whether the escape sequence run at t + q (ESC, not inside the run that ends at *skip) joins
+ * two bytes a key holds side by side (bit a << 8 | b of pairs) once removed; *skip: where
+ * the run ends. */
+static bool esc_joins(const unsigned char *t, size_t n, size_t q, const uint64_t *pairs,
+                      size_t *skip)
+{
+    size_t k = vf__oom_esc_len((const char *)t + q, n - q);
+    unsigned a = q ? t[q - 1] : '\n', b = q + k < n ? t[q + k] : '\n';
+    unsigned i = a << 8 | b;
+    *skip = q + k;
+    return pairs[i >> 6] >> (i & 63) & 1;
+}
+
+/* The first escape sequence in t[from..to) that joins (esc_joins), runs before *skip passed
+ * over; SIZE_MAX if none. */
+static size_t esc_scan(const unsigned char *t, size_t n, size_t from, size_t to,
+                       const uint64_t *pairs, size_t *skip)
+{
+    for (size_t q = from > *skip ? from : *skip; q < to; q = *skip) {
+        const unsigned char *h = memchr(t + q, 0x1b, to - q);
+        if (!h)
+            break;
+        q = (size_t)(h - t);
+        if (esc_joins(t, n, q, pairs, skip))
+            return q;
+    }
+    return SIZE_MAX;
+}
+
+#ifdef HAVE_X86
+/* What the fused loop has read so far. */
+struct raw_pass {
+    size_t s;      /* the next block */
+    uint64_t brk;  /* breaks before it */
+    bool cr;       /* the byte before it is a CR */
+    size_t skip;   /* escape bytes before this belong to a run already read */
+    bool want_tep; /* look for "tep" */
+    size_t tep;    /* where the first "tep" starts (SIZE_MAX: none yet) */
+    uint8_t r[64]; /* the buckets of the block's positions (when the nibble search hit) */
+};
+
+/* The first hit of the block at p->s: lm the samples whose bits are set, r (when sh) the
+ * positions' buckets, e the escape bytes. SIZE_MAX if none. */
+static size_t block_hit(const struct vf__ms *m, const unsigned char *t, size_t n,
+                        const uint64_t *pairs, struct raw_pass *p, unsigned lm, bool sh, uint64_t e)
+{
+    size_t s = p->s, best = lm ? long_check(m, t, n, s, lm, 0, n) : SIZE_MAX;
+    if (sh) {
+        for (int h = 0; h < 2; h++) {
+            uint32_t bits = 0;
+            for (unsigned j = 0; j < 32; j++)
+                bits |= (uint32_t)(p->r[32 * h + j] != 0) << j;
+            size_t y =
+                bits ? short_verify(m, t, n, s + 32u * (unsigned)h, bits, p->r + 32 * h) : SIZE_MAX;
+            if (y != SIZE_MAX && y < best) {
+                best = y;
+                /* a long key starting before y whose sample is the next block's first */
+                size_t z =
+                    s + 68 <= n && y > s + 60 ? long_verify(m, t, n, s + 64, 0, y) : SIZE_MAX;
+                best = z < best ? z : best;
+                break;
+            }
+        }
+    }
+    while (e) {
+        size_t q = s + (size_t)__builtin_ctzll(e);
+        e &= e - 1;
+        if (q >= best)
+            break;
+        if (q >= p->skip && esc_joins(t, n, q, pairs, &p->skip))
+            return q;
+    }
+    return best;
+}
+
+/* The 64-bit mask of the bytes of t[0..64) equal to c. */
+__attribute__((target("avx2"))) static inline uint64_t eq64(__m256i v0, __m256i v1, __m256i c)
+{
+    return (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v0, c)) |
+           (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v1, c)) << 32;
+}
+
+/* The fused loop over whole 64-byte blocks from p->s (while 68 bytes are left); the first hit
+ * with p->brk the breaks before it, or SIZE_MAX with p at the first block not read. */
+__attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__ms *m,
+                                                              const unsigned char *t, size_t n,
+                                                              const uint64_t *pairs,
+                                                              struct raw_pass *p)
+{
+    const int *words = (const int *)m->bits;
+    struct teddy_avx2 k;
+    k.nib = _mm256_set1_epi8(15);
+    for (int j = 0; j < 3; j++) {
+        k.lo[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->lo[j]));
+        k.hi[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)m->hi[j]));
+    }
+    const __m256i lf = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r'),
+                  esc = _mm256_set1_epi8(0x1b);
+    for (; p->s + 68 <= n; p->s += 64) {
+        size_t s = p->s;
+        _mm_prefetch((const char *)t + s + PREFETCH, _MM_HINT_T0); /* as raw_avx512 */
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(t + s));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(t + s + 32));
+        uint64_t e = eq64(v0, v1, esc), c = eq64(v0, v1, cr);
+        uint64_t brk = (eq64(v0, v1, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        if (p->want_tep && p->tep == SIZE_MAX) {
+            uint64_t tm =
+                eq64(v0, v1, _mm256_set1_epi8('t')) &
+                eq64(_mm256_loadu_si256((const __m256i *)(t + s + 1)),
+                     _mm256_loadu_si256((const __m256i *)(t + s + 33)), _mm256_set1_epi8('e')) &
+                eq64(_mm256_loadu_si256((const __m256i *)(t + s + 2)),
+                     _mm256_loadu_si256((const __m256i *)(t + s + 34)), _mm256_set1_epi8('p'));
+            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
+        }
+        __m256i h0 = sample32(words, t + s), h1 = sample32(words, t + s + 32);
+        unsigned lm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
+                      (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
+        __m256i r0 = teddy32(&k, t + s), r1 = teddy32(&k, t + s + 32);
+        __m256i any = _mm256_or_si256(r0, r1);
+        bool sh = m->n_short && !_mm256_testz_si256(any, any);
+        if (lm || sh || e) {
+            if (sh) {
+                _mm256_storeu_si256((__m256i *)p->r, r0);
+                _mm256_storeu_si256((__m256i *)(p->r + 32), r1);
+            }
+            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
+            if (x != SIZE_MAX) {
+                if (x > s)
+                    p->brk += breaks_tail(t + s, x - s, &p->cr);
+                return x;
+            }
+        }
+        p->brk += (uint64_t)__builtin_popcountll(brk);
+        p->cr = c >> 63;
+    }
+    return SIZE_MAX;
+}
+#endif
+
+#ifdef HAVE_X86
+/* raw_avx2 with AVX-512 (F and BW): the 64 bytes in one register, the 16 samples in one
+ * gather, the byte compares straight into masks. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static size_t
+raw_avx512(const struct vf__ms *m, const unsigned char *t, size_t n, const uint64_t *pairs,
+           struct raw_pass *p)
+{
+    const int *words = (const int *)m->bits;
+    __m512i lo[3], hi[3]; /* each position's 128-byte table, in two registers */
+    for (int j = 0; j < 3; j++) {
+        lo[j] = _mm512_loadu_si512((const void *)m->ex[j]);
+        hi[j] = _mm512_loadu_si512((const void *)(m->ex[j] + 64));
+    }
+    const __m512i lf = _mm512_set1_epi8('\n'), cr = _mm512_set1_epi8('\r'),
+                  esc = _mm512_set1_epi8(0x1b), mul = _mm512_set1_epi32((int)0x9E3779B1u),
+                  low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+    for (; p->s + 68 <= n; p->s += 64) {
+        size_t s = p->s;
+        /* the next pages before the hardware prefetcher, which stops at a 4 KiB page */
+        _mm_prefetch((const char *)t + s + PREFETCH, _MM_HINT_T0);
+        __m512i v = _mm512_loadu_si512((const void *)(t + s));
+        uint64_t e = _mm512_cmpeq_epi8_mask(v, esc), c = _mm512_cmpeq_epi8_mask(v, cr);
+        uint64_t brk = (_mm512_cmpeq_epi8_mask(v, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(v, mul), 32 - GRAM_BITS);
+        __m512i w = _mm512_i32gather_epi32(_mm512_srli_epi32(h, 5), words, 4);
+        unsigned lm = _mm512_test_epi32_mask(_mm512_srlv_epi32(w, _mm512_and_si512(h, low5)), one);
+        __m512i r = _mm512_set1_epi8(-1), x1 = _mm512_loadu_si512((const void *)(t + s + 1)),
+                x2 = _mm512_loadu_si512((const void *)(t + s + 2));
+        if (p->want_tep && p->tep == SIZE_MAX) {
+            uint64_t tm = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('t')) &
+                          _mm512_cmpeq_epi8_mask(x1, _mm512_set1_epi8('e')) &
+                          _mm512_cmpeq_epi8_mask(x2, _mm512_set1_epi8('p'));
+            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
+        }
+        /* the buckets of each position's byte by whole byte (a byte over 127: none) */
+        __m512i c0 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(v), lo[0], v, hi[0]);
+        __m512i c1 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x1), lo[1], x1, hi[1]);
+        __m512i c2 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x2), lo[2], x2, hi[2]);
+        r = _mm512_ternarylogic_epi32(c0, c1, c2, 0x80); /* c0 & c1 & c2 */
+        bool sh = m->n_short && _mm512_test_epi8_mask(r, r);
+        if (lm || sh || e) {
+            if (sh)
+                _mm512_storeu_si512((void *)p->r, r);
+            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
+            if (x != SIZE_MAX) {
+                if (x > s)
+                    p->brk += breaks_tail(t + s, x - s, &p->cr);
+                return x;
+            }
+        }
+        p->brk += (uint64_t)__builtin_popcountll(brk);
+        p->cr = c >> 63;
+    }
+    return SIZE_MAX;
+}
+#endif
+
+const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
+                            const uint64_t *pairs, struct vf__ms_raw *out)
+{
+    const unsigned char *t = (const unsigned char *)text;
+    size_t x = SIZE_MAX, skip = 0, from = 0;
+    bool cr = false;
+    out->breaks = 0;
+    out->tep = 0;
+#ifdef HAVE_X86
+    if (m->simd >= 2) {
+        struct raw_pass p = {0};
+        p.want_tep = out->want_tep;
+        p.tep = SIZE_MAX;
+        x = m->simd == 3 ? raw_avx512(m, t, n, pairs, &p) : raw_avx2(m, t, n, pairs, &p);
+        out->breaks = p.brk;
+        out->tep = !p.want_tep ? 0 : p.tep != SIZE_MAX ? p.tep : p.s; /* none in the blocks read */
+        if (x != SIZE_MAX)
+            return text + x;
+        /* the bytes left: long keys from 3 before (their samples were not read) */
+        from = p.s;
+        cr = p.cr;
+        skip = p.skip;
+        x = find_long_keys(m, t, n, from >= 3 ? from - 3 : 0, n);
+        size_t y = find_short(m, t, n, from, x != SIZE_MAX ? x : n);
+        x = y != SIZE_MAX ? y : x;
+    }
+#endif
+    if (m->simd < 2) {
+        const char *h = vf__ms_find(m, text, n);
+        x = h ? (size_t)(h - text) : SIZE_MAX;
+    }
+    size_t end = x != SIZE_MAX ? x : n, q = esc_scan(t, n, from, end, pairs, &skip);
+    end = q != SIZE_MAX ? q : end;
+    if (!from)
+        out->breaks = vf__ms_breaks(text, end);
+    else if (end > from) /* a long key may start up to 3 bytes before from: none between */
+        out->breaks += breaks_tail(t + from, end - from, &cr);
+    return end < n ? text + end : NULL;
 }
 
 /* ------------------------------------------------------ byte scans (SSE2) */
@@ -537,11 +869,41 @@ const char *vf__ms_find2(const char *p, size_t n, char a, char b)
     return NULL;
 }
 
+#ifdef HAVE_X86
+/* vf__ms_find3 over whole 64-byte blocks from 0: where the one holding the first match (or
+ * the bytes left) starts. */
+__attribute__((target("avx2"))) static size_t find3_avx2(const char *p, size_t n, const char *k)
+{
+    __m256i k0 = _mm256_set1_epi8(k[0]), k1 = _mm256_set1_epi8(k[1]), k2 = _mm256_set1_epi8(k[2]);
+    size_t i = 0;
+    for (; n - i >= 66; i += 64) {
+        __m256i x = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i)), k0),
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 1)), k1)),
+            _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 2)), k2));
+        __m256i y = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 32)), k0),
+                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 33)), k1)),
+            _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + i + 34)), k2));
+        __m256i any = _mm256_or_si256(x, y);
+        if (!_mm256_testz_si256(any, any))
+            break; /* the 16-byte loop finds where */
+    }
+    return i;
+}
+#endif
+
 const char *vf__ms_find3(const char *p, size_t n, const char *k)
 {
     size_t i = 0;
     if (n < 3)
         return NULL;
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2"))
+        i = find3_avx2(p, n, k);
+#endif
 #if defined(__SSE2__)
     __m128i k0 = _mm_set1_epi8(k[0]), k1 = _mm_set1_epi8(k[1]), k2 = _mm_set1_epi8(k[2]);
     for (; n - i >= 18; i += 16) {
