@@ -399,20 +399,31 @@ static char *quick_string(char *p, const char *s)
 }
 
 /* The lead-in of a member (comma, newline, indent) and its key with ": " in one pass when it
- * fits the buffer and the key is plain: the end of what was written, else NULL with nothing
- * kept (issue 15: half of /api/v1/pick was this writer). */
-static char *quick_member(struct vf__jw *j, const char *key, bool comma)
+ * fits the buffer and the key is a literal or plain: the end of what was written, else NULL
+ * with nothing kept (issue 15: half of /api/v1/pick was this writer). */
+static char *quick_member(struct vf__jw *j, struct vf__jk key, bool comma)
 {
     struct vf__sb *b = &j->sb;
     size_t in = (comma ? 2 : 1) + 2 * (size_t)j->depth;
-    if ((size_t)j->depth > LEAD_DEPTH || !b->p || in + QUICK + 8 >= b->cap - b->len)
+    size_t kn = key.n != VF__JK_CHECK ? key.n : QUICK;
+    if ((size_t)j->depth > LEAD_DEPTH || !b->p || 32 + kn + 8 >= b->cap - b->len)
         return NULL;
     char *p = b->p + b->len;
-    memcpy(p, lead + !comma, in);
+    if (in <= 32)
+        memcpy(p, lead + !comma, 32); /* a fixed size: two moves; what is past `in` is
+                                       * written over next */
+    else
+        memcpy(p, lead + !comma, in);
     p += in;
-    if (key) {
-        if (!(p = quick_string(p, key)))
-            return NULL;
+    if (key.s && key.n != VF__JK_CHECK) {
+        *p++ = '"';
+        memcpy(p, key.s, key.n);
+        p += key.n;
+        *p++ = '"';
+    } else if (key.s && !(p = quick_string(p, key.s))) {
+        return NULL;
+    }
+    if (key.s) {
         *p++ = ':';
         *p++ = ' ';
     }
@@ -420,7 +431,7 @@ static char *quick_member(struct vf__jw *j, const char *key, bool comma)
 }
 
 /* Before a member: the comma and the newline of its place; the key when in an object. */
-static void member(struct vf__jw *j, const char *key)
+static void member(struct vf__jw *j, struct vf__jk key)
 {
     struct vf__sb *b = &j->sb;
     if (j->depth > 0) {
@@ -435,17 +446,17 @@ static void member(struct vf__jw *j, const char *key)
             vf__sb_putc(b, ',');
         newline(b, j->depth);
     }
-    if (key) {
-        size_t n = strlen(key);
-        if (plain_ascii(key, n))
-            put_plain(b, key, n);
+    if (key.s) {
+        size_t n = key.n != VF__JK_CHECK ? key.n : strlen(key.s);
+        if (key.n != VF__JK_CHECK || plain_ascii(key.s, n))
+            put_plain(b, key.s, n);
         else
-            vf__json_put_string(b, key, n);
+            vf__json_put_string(b, key.s, n);
         vf__sb_putn(b, ": ", 2);
     }
 }
 
-void vf__jw_open(struct vf__jw *j, const char *key, char bracket)
+void vf__jw_open_k(struct vf__jw *j, struct vf__jk key, char bracket)
 {
     member(j, key);
     vf__sb_putc(&j->sb, bracket);
@@ -469,7 +480,7 @@ void vf__jw_close(struct vf__jw *j)
     vf__sb_putc(&j->sb, j->close[j->depth]);
 }
 
-void vf__jw_text(struct vf__jw *j, const char *key, const char *s)
+void vf__jw_text_k(struct vf__jw *j, struct vf__jk key, const char *s)
 {
     if (!s)
         return;
@@ -497,23 +508,23 @@ void vf__jw_text(struct vf__jw *j, const char *key, const char *s)
     vf__free(buf);
 }
 
-void vf__jw_str(struct vf__jw *j, const char *key, const char *s)
+void vf__jw_str_k(struct vf__jw *j, struct vf__jk key, const char *s)
 {
     if (s)
-        vf__jw_text(j, key, s);
+        vf__jw_text_k(j, key, s);
     else
-        vf__jw_null(j, key);
+        vf__jw_null_k(j, key);
 }
 
-void vf__jw_texts(struct vf__jw *j, const char *key, const char *const *s, size_t n)
+void vf__jw_texts_k(struct vf__jw *j, struct vf__jk key, const char *const *s, size_t n)
 {
-    vf__jw_open(j, key, '[');
+    vf__jw_open_k(j, key, '[');
     for (size_t i = 0; i < n; i++)
         vf__jw_text(j, NULL, s[i]);
     vf__jw_close(j);
 }
 
-void vf__jw_int(struct vf__jw *j, const char *key, int64_t v)
+void vf__jw_int_k(struct vf__jw *j, struct vf__jk key, int64_t v)
 {
     member(j, key);
     char buf[24], *p = buf + sizeof buf; /* the digits from the right, as %lld prints them */
@@ -526,35 +537,35 @@ void vf__jw_int(struct vf__jw *j, const char *key, int64_t v)
     vf__sb_putn(&j->sb, p, (size_t)(buf + sizeof buf - p));
 }
 
-void vf__jw_bytes(struct vf__jw *j, const char *key, uint64_t v)
+void vf__jw_bytes_k(struct vf__jw *j, struct vf__jk key, uint64_t v)
 {
     if (v == VF_UNKNOWN)
-        vf__jw_null(j, key);
+        vf__jw_null_k(j, key);
     else
-        vf__jw_int(j, key, (int64_t)v);
+        vf__jw_int_k(j, key, (int64_t)v);
 }
 
-void vf__jw_real(struct vf__jw *j, const char *key, double v)
+void vf__jw_real_k(struct vf__jw *j, struct vf__jk key, double v)
 {
     member(j, key);
     vf__json_put_real(&j->sb, v);
 }
 
-void vf__jw_price(struct vf__jw *j, const char *key, uint64_t micro)
+void vf__jw_price_k(struct vf__jw *j, struct vf__jk key, uint64_t micro)
 {
     if (micro == VF_UNKNOWN)
-        vf__jw_null(j, key);
+        vf__jw_null_k(j, key);
     else
-        vf__jw_real(j, key, (double)micro / 1e6);
+        vf__jw_real_k(j, key, (double)micro / 1e6);
 }
 
-void vf__jw_bool(struct vf__jw *j, const char *key, bool v)
+void vf__jw_bool_k(struct vf__jw *j, struct vf__jk key, bool v)
 {
     member(j, key);
     vf__sb_puts(&j->sb, v ? "true" : "false");
 }
 
-void vf__jw_null(struct vf__jw *j, const char *key)
+void vf__jw_null_k(struct vf__jw *j, struct vf__jk key)
 {
     member(j, key);
     vf__sb_puts(&j->sb, "null");
