@@ -1154,15 +1154,27 @@ static bool apply_weights(struct fixing *x)
     return !vf_quant_parse(x->arg, &x->w.weights, NULL);
 }
 
+/* diffusers names its offloads itself: enable_model_cpu_offload (one model at a time) and
+ * enable_sequential_cpu_offload (one block at a time); ComfyUI's --lowvram and text encoders
+ * on the CPU are its own and diffusers' estimator refuses them. */
+static bool for_diffusers(const struct fixing *x)
+{
+    return x->w.engine && !strcmp(x->w.engine, "diffusers");
+}
+
 static bool apply_te_cpu(struct fixing *x)
 {
+    if (for_diffusers(x)) {
+        x->w.diffusion.offload = VF_DOFF_MODEL_CPU;
+        return x->k->ok && x->k->w.diffusion.offload == VF_DOFF_NONE;
+    }
     x->w.diffusion.text_encoder = VF_TE_CPU;
     return x->k->ok && x->k->w.diffusion.text_encoder != VF_TE_CPU;
 }
 
 static bool apply_lowvram(struct fixing *x)
 {
-    x->w.diffusion.offload = VF_DOFF_LOWVRAM;
+    x->w.diffusion.offload = for_diffusers(x) ? VF_DOFF_SEQUENTIAL : VF_DOFF_LOWVRAM;
     return x->k->ok && x->k->w.diffusion.offload == VF_DOFF_NONE;
 }
 
