@@ -197,18 +197,22 @@ grep -q 'PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True vramfit run -- sh -c' 
 # an interactive child in a terminal: it reads stdin and is not stopped
 if command -v tmux >/dev/null 2>&1; then
     t() { tmux -L vramfit-run-$$ "$@"; }
-    t new-session -d -s r -x 100 -y 20 "$bin run --report $dir/r4.json -- sh -c 'read x; echo got \$x; sleep 2'"
-    # the keys go once the child is reading (a loaded machine starts it late), then up to 5 s
+    # the child writes what it read to a file: the pane closes when it exits, and under CI's
+    # load one tmux call can take longer than the child lives (the pane was gone: "no server")
+    t new-session -d -s r -x 100 -y 20 \
+        "$bin run --report $dir/r4.json -- sh -c 'read x; echo got \$x >$dir/tty.out; sleep 30'"
+    # the keys go once the child is reading (a loaded machine starts it late), then up to 10 s
     # for its answer: fixed sleeps of 0.6 s failed under CI's load
     sleep 1.5
     t send-keys -t r hello Enter
     i=0
-    while [ $i -lt 50 ] && ! t capture-pane -p -t r | grep -q 'got hello'; do
+    while [ $i -lt 100 ] && ! grep -q 'got hello' "$dir/tty.out" 2>/dev/null; do
         sleep 0.1
         i=$((i + 1))
     done
-    t capture-pane -p -t r | grep -q 'got hello' && ok "an interactive child reads the terminal" ||
-        bad "interactive" "$(t capture-pane -p -t r)"
+    grep -q 'got hello' "$dir/tty.out" 2>/dev/null && ok "an interactive child reads the terminal" ||
+        bad "interactive" "$(t capture-pane -p -t r 2>&1)"
+    t kill-server 2>/dev/null
 else
     bad "interactive" "tmux missing"
 fi

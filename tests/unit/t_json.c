@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "render/render_json.h"
+#include "read/json_fast.h"
+
+#include <dirent.h>
 
 /* jansson's text of j (a new reference is taken: vf__json_finish frees its root). */
 static char *jansson_text(json_t *j)
@@ -268,6 +271,122 @@ static void documents(void **state)
     vf_catalog_close(c);
 }
 
+/* vf__json_loadb (read/json_fast.c) against json_loadb: the same tree (json_equal tells an
+ * integer from a real) or the same error, line and column; *fast: whether its own reader
+ * answered (json_loadb always writes the error's source, the fast reader leaves it). */
+static void fast_vs_jansson(const char *text, size_t n, size_t flags, bool *fast)
+{
+    json_error_t a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    json_t *x = vf__json_loadb(text, n, flags, &a);
+    json_t *y = json_loadb(text, n, flags, &b);
+    assert_true((x == NULL) == (y == NULL));
+    if (x) {
+        assert_true(json_equal(x, y));
+    } else {
+        assert_string_equal(a.text, b.text);
+        assert_int_equal(a.line, b.line);
+        assert_int_equal(a.column, b.column);
+    }
+    if (fast)
+        *fast = x && !a.source[0];
+    json_decref(x);
+    json_decref(y);
+}
+
+/* Every model config and pipeline file of the catalog is read by the fast reader (so the test
+ * fails if it gives up on them) into jansson's tree; so is each of its texts cut short at every
+ * byte (an error, jansson's). */
+static void fast_reader_catalog(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"data/models", "data/pipelines"};
+    size_t files = 0;
+    for (size_t i = 0; i < 2; i++) {
+        DIR *d = opendir(dirs[i]);
+        assert_non_null(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (!strstr(e->d_name, ".json"))
+                continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+            FILE *f = fopen(path, "rb");
+            assert_non_null(f);
+            static char buf[1 << 16];
+            size_t n = fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            bool fast = false;
+            fast_vs_jansson(buf, n, 0, &fast);
+            assert_true(fast);
+            fast_vs_jansson(buf, n, JSON_REJECT_DUPLICATES, NULL);
+            for (size_t cut = 0; cut < n && files < 3; cut++)
+                fast_vs_jansson(buf, cut, 0, NULL);
+            files++;
+        }
+        closedir(d);
+    }
+    assert_true(files >= 20);
+}
+
+/* Texts at each edge of the fast reader's subset: taken (numbers of each form, empty
+ * containers, nesting) or handed to jansson (escapes, UTF-8, duplicates, leading zeros, too
+ * big, too deep, trailing bytes, a top-level scalar, a NUL). */
+static void fast_reader_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool fast;
+    } cases[] = {
+        {"{}", true},
+        {" [ ] ", true},
+        {"{\"a\": [1, -0, 0.5, -1.25e-3, 1E5, 2e+2, 123456789012345678, true, false, null]}", true},
+        {"{\"\": {\"b\": [[], {}]}}", true},
+        {"[1.7976931348623157e308, 4.9e-324, 0.1, 1e-400]", true},
+        {"{\"a\": \"x\\\"y\"}", false},
+        {"{\"a\": \"caf\xc3\xa9\"}", false},
+        {"{\"a\": \"\xff\"}", false},
+        {"{\"a\": 1, \"a\": 2}", false},
+        {"[01]", false},
+        {"[1.]", false},
+        {"[.5]", false},
+        {"[1e]", false},
+        {"[-]", false},
+        {"[1234567890123456789]", false},
+        {"[12345678901234567890123]", false},
+        {"[1e309]", false},
+        {"[1, ]", false},
+        {"{\"a\" 1}", false},
+        {"{\"a\": 1,}", false},
+        {"[1] x", false},
+        {"1", false},
+        {"\"a\"", false},
+        {"[tru]", false},
+        {"[nul]", false},
+        {"", false},
+        {"   ", false},
+        {"[\"a\tb\"]", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool fast = false;
+        fast_vs_jansson(cases[i].text, strlen(cases[i].text), 0, &fast);
+        assert_int_equal(fast, cases[i].fast);
+    }
+    char nul[] = "[1,\0 2]";
+    fast_vs_jansson(nul, sizeof nul - 1, 0, NULL);
+    char deep[200];
+    for (int d = 0; d < 2; d++) { /* 64 levels are read here, 65 go to jansson */
+        int levels = d ? 65 : 64;
+        memset(deep, '[', (size_t)levels);
+        memset(deep + levels, ']', (size_t)levels);
+        bool fast = false;
+        fast_vs_jansson(deep, 2 * (size_t)levels, 0, &fast);
+        assert_int_equal(fast, !d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +396,8 @@ int main(void)
         cmocka_unit_test(strings),
         cmocka_unit_test(trees),
         cmocka_unit_test(documents),
+        cmocka_unit_test(fast_reader_catalog),
+        cmocka_unit_test(fast_reader_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

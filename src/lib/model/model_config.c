@@ -9,6 +9,8 @@
  */
 #include "model_config.h"
 
+#include "read/json_fast.h"
+
 #include <jansson.h>
 #include <string.h>
 
@@ -878,7 +880,7 @@ enum vf_err vf_model_from_config(struct vf_arena *a, const char *json, size_t le
     if (len > VF_MAX_CONFIG_JSON_BYTES)
         return vf__errf(err, VF_ELIMIT, "config: '%s': %zu bytes exceed the limit of %zu", c.origin,
                         len, VF_MAX_CONFIG_JSON_BYTES);
-    c.root = json_loadb(json, len, 0, &jerr);
+    c.root = vf__json_loadb(json, len, 0, &jerr);
     if (!c.root && vf__json_nomem(&jerr))
         return vf__errf(err, VF_ENOMEM, "config: out of memory reading '%s'", c.origin);
     if (!c.root)

@@ -46,6 +46,8 @@
  */
 #include "pipeline.h"
 
+#include "read/json_fast.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -422,7 +424,7 @@ enum vf_err vf__pipeline_from_json(struct vf_arena *a, const char *json, size_t 
         return vf__errf(err, VF_ELIMIT, "pipeline: '%s': %zu bytes exceeds the limit of %zu",
                         r.origin, len, VF_MAX_CONFIG_JSON_BYTES);
     json_error_t je;
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = vf__json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
     if (!root && vf__json_nomem(&je))
         return vf__errf(err, VF_ENOMEM, "pipeline: out of memory reading '%s'", r.origin);
     if (!root)
