@@ -382,6 +382,14 @@ static bool holds_ollama_runner(const struct facts *f)
     return is(f->ev->tool, "ollama") && is(f->ev->source, "ggml-cuda");
 }
 
+/* Ollama's scheduler found no layout (llm/server.go, 0.12+): no split of the layers over the
+ * GPUs and the host holds the model with its context and graph (ollama#15517: fixed by a
+ * shorter OLLAMA_CONTEXT_LENGTH than the default for the card). */
+static bool holds_ollama_layout(const struct facts *f)
+{
+    return f->ev->pattern && !strcmp(f->ev->pattern, "ollama-memory-layout");
+}
+
 static bool holds_bnb_cpu_build(const struct facts *f)
 {
     return f->bnb && is(f->ev->backend, "cpu");
@@ -723,6 +731,9 @@ static const struct rule rules[] = {
     {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_ollama_runner, NULL,
      "Ollama offloads the layers its own estimate says fit; the runner died allocating on the "
      "GPU, so what it placed there did not fit"},
+    {"F-OOM-13", "workload_too_large", C_TOO_LARGE, false, holds_ollama_layout, NULL,
+     "Ollama found no layout of the layers over the GPUs and the host that holds the model with "
+     "its context (KV cache) and compute graph in the memory they have free"},
     {"F-OOM-13", NULL, C_NONE, false, holds_bnb_cpu_build, NULL,
      "but bitsandbytes was compiled without GPU support: it cannot quantize on the GPU at all; "
      "install a CUDA build before judging the fit"},

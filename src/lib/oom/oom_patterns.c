@@ -293,6 +293,15 @@ static bool p_ollama_runner(struct vf__oom_m *m, const char *line, size_t len, u
     return has(line, len, "out of memory") || has(line, len, "ALLOC_FAILED");
 }
 
+/* Ollama's scheduler (0.12+, llm/server.go): "memory layout cannot be allocated" when no
+ * layout of the model, its context and graph fits what the GPUs and the host have free;
+ * "with num_gpu = N" when the user fixed the layers on the GPU. No figures. */
+static bool p_ollama_layout(struct vf__oom_m *m, const char *line, size_t len, unsigned flags)
+{
+    (void)m, (void)line, (void)len, (void)flags;
+    return true;
+}
+
 /* "The model's max seq len (4096) is larger than the maximum number of tokens that can be
  * stored in KV cache (3664)." */
 static bool p_vllm_seq(struct vf__oom_m *m, const char *line, size_t len, unsigned flags)
@@ -638,6 +647,8 @@ const struct vf__oom_row vf__oom_rows[] = {
     /* Ollama runner (above the ggml rows it quotes) */
     {"ollama-runner-terminated", T1("llama runner process has terminated"), "ollama", "ggml-cuda",
      "cuda", 0, 4, p_ollama_runner, "ollama-runner-terminated.log"},
+    {"ollama-memory-layout", T1("memory layout cannot be allocated"), "ollama", "ollama", "cuda", 0,
+     4, p_ollama_layout, "ollama-memory-layout.log"},
     /* llama.cpp / ggml */
     {"llamacpp-cudamalloc", T1("cudaMalloc failed: out of memory"), "llamacpp", "ggml-cuda", "cuda",
      0, 4, p_ggml_cudamalloc, "llamacpp-cudamalloc.log"},
