@@ -201,17 +201,18 @@ if command -v tmux >/dev/null 2>&1; then
     # load one tmux call can take longer than the child lives (the pane was gone: "no server")
     t new-session -d -s r -x 100 -y 20 \
         "$bin run --report $dir/r4.json -- sh -c 'read x; echo got \$x >$dir/tty.out; sleep 30'"
-    # the keys go once the child is reading (a loaded machine starts it late), then up to 10 s
-    # for its answer: fixed sleeps of 0.6 s failed under CI's load
+    # the keys go once the child is reading (a loaded machine starts it late), then up to 30 s
+    # for its answer (the loop ends as soon as it is there): fixed sleeps of 0.6 s failed under
+    # CI's load, and 10 s once under the sanitizer build's (the pane showed the keys typed)
     sleep 1.5
     t send-keys -t r hello Enter
     i=0
-    while [ $i -lt 100 ] && ! grep -q 'got hello' "$dir/tty.out" 2>/dev/null; do
+    while [ $i -lt 300 ] && ! grep -q 'got hello' "$dir/tty.out" 2>/dev/null; do
         sleep 0.1
         i=$((i + 1))
     done
     grep -q 'got hello' "$dir/tty.out" 2>/dev/null && ok "an interactive child reads the terminal" ||
-        bad "interactive" "$(t capture-pane -p -t r 2>&1)"
+        bad "interactive" "pane: $(t capture-pane -p -t r 2>&1); file: $(cat "$dir/tty.out" 2>&1)"
     t kill-server 2>/dev/null
 else
     bad "interactive" "tmux missing"
