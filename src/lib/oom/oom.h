@@ -99,6 +99,7 @@ struct vf__ms {
     size_t n_ent;
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
     uint8_t ex[3][128];           /* the same by whole byte (ASCII; keys hold no other) */
+    uint8_t ex_tep[3][128];       /* ex with bucket 7 for "tep" (the AVX-512 pass: 7 buckets) */
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
     int simd; /* 3 AVX-512 (F, BW, VBMI: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
@@ -117,7 +118,9 @@ struct vf__ms_raw {
 /* The first place in the raw lines text[0..n) (the byte before text is no CR) that the
  * scanner must read normalised: a key, or an escape sequence run (not counting one inside a
  * run) whose removal puts side by side two bytes a, b with bit a << 8 | b set in pairs (the
- * byte before text, and after its end, count as LF); NULL if none. */
+ * byte before text, and after its end, count as LF); NULL if none. An escape byte after a
+ * byte a that starts no pair is quiet: its run is not read, and an escape byte later in that
+ * run counts as a run of its own (at worst a place returned that need not be). */
 const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
                             const uint64_t *pairs, struct vf__ms_raw *out);
 /* How many bytes of p[0..n) are c. */

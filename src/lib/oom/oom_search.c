@@ -94,12 +94,13 @@ static struct group group_merge(const struct group *a, const struct group *b)
 }
 
 /*
- * Puts the short keys into the 8 buckets: a group per key, keys with the same first 3 bytes
- * together, then the two groups whose union lets the fewest strings through merged until 8
- * are left (a greedy clustering: keys that differ in every nibble do not share a bucket, so
- * an ordinary word does not pass a union of their nibbles). Sets short_bucket and lo/hi.
+ * Puts the short keys into `buckets` buckets (8, or 7 when the AVX-512 pass keeps the last
+ * for "tep"): a group per key, keys with the same first 3 bytes together, then the two groups
+ * whose union lets the fewest strings through merged until that many are left (a greedy clustering:
+ * keys that differ in every nibble do not share a bucket, so an ordinary word does not pass a union
+ * of their nibbles). Sets short_bucket and lo/hi.
  */
-static void short_buckets(struct vf__ms *m)
+static void short_buckets(struct vf__ms *m, size_t buckets)
 {
     struct group g[sizeof m->shorts];
     uint8_t of[sizeof m->shorts]; /* the group of each short key */
@@ -117,7 +118,7 @@ static void short_buckets(struct vf__ms *m)
             g[n].lo[k] = (uint16_t)(1u << (p[k] & 15)), g[n].hi[k] = (uint16_t)(1u << (p[k] >> 4));
         of[j] = (uint8_t)n++;
     }
-    while (n > 8) {
+    while (n > buckets) {
         size_t bx = 0, by = 1;
         double best = -1;
         for (size_t x = 0; x < n; x++)
@@ -173,7 +174,6 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
             return false;
         m->shorts[m->n_short++] = (uint8_t)i;
     }
-    short_buckets(m);
     m->n = n;
 #ifdef HAVE_X86
     bool ascii = true; /* the whole-byte tables hold ASCII keys only */
@@ -187,6 +187,12 @@ bool vf__ms_build(struct vf__ms *m, const char *const *pats, const uint8_t *lens
               : __builtin_cpu_supports("ssse3") ? 1
                                                 : 0;
 #endif
+    short_buckets(m, m->simd == 3 ? 7 : 8);
+    /* the AVX-512 pass finds "tep" (vf__ms_raw.want_tep) in the same tables, bucket 7 */
+    memcpy(m->ex_tep, m->ex, sizeof m->ex);
+    m->ex_tep[0]['t'] |= 0x80;
+    m->ex_tep[1]['e'] |= 0x80;
+    m->ex_tep[2]['p'] |= 0x80;
     return m->n_ent < sizeof m->ent / sizeof m->ent[0];
 }
 
@@ -389,6 +395,19 @@ __attribute__((target("avx2"))) static inline __m256i sample32(const int *words,
     return _mm256_sllv_epi32(w, _mm256_sub_epi32(low5, _mm256_and_si256(h, low5)));
 }
 
+/* Whether the sample at t + at may lie in a key: a key that holds this piece and 4 bytes 8
+ * (or, ending sooner, 4) further on must have those too ("trainer.py" is no "trainer.train").
+ * Inline in the raw loops, so that a word the keys share with every line of a log costs no
+ * call. */
+static inline __attribute__((always_inline)) bool
+pair_ok(const struct vf__ms *m, const unsigned char *t, size_t n, size_t at)
+{
+    uint32_t g = load32(t + at);
+    return at + 12 > n || get_bit(m->open_bits, GRAM_HASH(g)) ||
+           get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))) ||
+           get_bit(m->pair4_bits, PAIR_HASH(g, load32(t + at + 4)));
+}
+
 /* The samples at j + 4 i (bits of mask) whose bitmap bits are set: the first key found. */
 static size_t long_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t j,
                          unsigned mask, size_t a, size_t b)
@@ -397,14 +416,7 @@ static size_t long_check(const struct vf__ms *m, const unsigned char *t, size_t 
         unsigned i = (unsigned)__builtin_ctz(mask);
         mask &= mask - 1;
         size_t at = j + 4 * i;
-        uint32_t g = load32(t + at);
-        /* a key that holds this piece and 4 bytes 8 (or, ending sooner, 4) further on must
-         * have those too ("trainer.py" is no "trainer.train") */
-        if (at + 12 <= n && !get_bit(m->open_bits, GRAM_HASH(g)) &&
-            !get_bit(m->pair_bits, PAIR_HASH(g, load32(t + at + 8))) &&
-            !get_bit(m->pair4_bits, PAIR_HASH(g, load32(t + at + 4))))
-            continue;
-        size_t x = long_verify(m, t, n, at, a, b);
+        size_t x = pair_ok(m, t, n, at) ? long_verify(m, t, n, at, a, b) : SIZE_MAX;
         if (x != SIZE_MAX)
             return x;
     }
@@ -495,8 +507,13 @@ const char *vf__ms_find(const struct vf__ms *m, const char *text, size_t n)
  * over their bytes: the first key, or the first escape sequence whose removal would join two
  * bytes that a key holds side by side (it may make a key in the normalised text), and the
  * line breaks before it. With AVX2 the samples, the nibble classes, the escape bytes and the
- * breaks of each 64 bytes are read together; elsewhere the search, the escape walk and the
- * count run one after the other, as before, with the same answer.
+ * breaks of each 64 bytes are read together (with AVX-512 "tep" too, as an eighth bucket of
+ * the whole-byte tables); elsewhere the search, the escape walk and the count run one after
+ * the other, as before, with the same answer. The loops make no call: a block with something
+ * to read is sifted inline (pair_ok, esc_quiet) and, if anything is left, handed back to
+ * vf__ms_find_raw for block_hit (120k of the 16.8M blocks of the 1 GiB HF-Trainer bench log;
+ * with a call in them the loops reloaded their tables from the stack every block: 0.170 ->
+ * 0.154 s per GiB of that log's text in the cache).
  */
 
 /* The line breaks of p[0..n) as vf__ms_breaks counts them; *cr: whether the byte before p is a
@@ -511,14 +528,30 @@ static uint64_t breaks_tail(const unsigned char *p, size_t n, bool *cr)
     return total;
 }
 
+/* Whether no pair starts with the byte before the escape byte at t + q (a colour code at a
+ * line start, as most are): its run cannot join, and its length need not be read. An escape
+ * byte later in the same run is then read as one of its own: at worst a line normalised that
+ * need not be. */
+static inline __attribute__((always_inline)) bool esc_quiet(const unsigned char *t, size_t q,
+                                                            const uint64_t *pairs)
+{
+    unsigned a = q ? t[q - 1] : '\n';
+    return !(pairs[a << 2] | pairs[(a << 2) + 1] | pairs[(a << 2) + 2] | pairs[(a << 2) + 3]);
+}
+
 /* Whether the escape sequence run at t + q (ESC, not inside the run that ends at *skip) joins
  * two bytes a key holds side by side (bit a << 8 | b of pairs) once removed; *skip: where
  * the run ends. */
 static bool esc_joins(const unsigned char *t, size_t n, size_t q, const uint64_t *pairs,
                       size_t *skip)
 {
+    if (esc_quiet(t, q, pairs)) {
+        *skip = q + 1;
+        return false;
+    }
+    unsigned a = q ? t[q - 1] : '\n';
     size_t k = vf__oom_esc_len((const char *)t + q, n - q);
-    unsigned a = q ? t[q - 1] : '\n', b = q + k < n ? t[q + k] : '\n';
+    unsigned b = q + k < n ? t[q + k] : '\n';
     unsigned i = a << 8 | b;
     *skip = q + k;
     return pairs[i >> 6] >> (i & 63) & 1;
@@ -550,6 +583,12 @@ struct raw_pass {
     bool want_tep; /* look for "tep" */
     size_t tep;    /* where the first "tep" starts (SIZE_MAX: none yet) */
     uint8_t r[64]; /* the buckets of the block's positions (when the nibble search hit) */
+    /* where a loop stopped, at the block p->s: what its masks hold (block_hit's lm, sh, e),
+     * its own breaks and whether its last byte is a CR */
+    unsigned lm;
+    bool sh;
+    uint64_t e, blk_brk;
+    bool blk_cr;
 };
 
 /* The first hit of the block at p->s: lm the samples whose bits are set, r (when sh) the
@@ -586,6 +625,48 @@ static size_t block_hit(const struct vf__ms *m, const unsigned char *t, size_t n
     return best;
 }
 
+/* A block's samples whose bitmap bits are set and its escape bytes, sifted inline before
+ * block_hit is called: the samples that pass pair_ok, the escape bytes that are not quiet
+ * (esc_quiet; the same answer as block_hit's own test), so that the lines of an ordinary log
+ * (a Trainer line's "trainer.py" and colour codes) make no call. */
+static inline __attribute__((always_inline)) void raw_sift(const struct vf__ms *m,
+                                                           const unsigned char *t, size_t n,
+                                                           size_t s, const uint64_t *pairs,
+                                                           unsigned *lm, uint64_t *e)
+{
+    for (unsigned k = *lm; k; k &= k - 1) {
+        unsigned i = (unsigned)__builtin_ctz(k);
+        if (!pair_ok(m, t, n, s + 4 * i))
+            *lm &= ~(1u << i);
+    }
+    for (uint64_t k = *e; k; k &= k - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(k);
+        if (esc_quiet(t, s + i, pairs))
+            *e &= ~((uint64_t)1 << i);
+    }
+}
+
+/* Where a fused loop stops: p brought up to date from the loop's registers (the block at
+ * st[0], tep at st[1], the breaks before the block, whether the byte before it is a CR) and,
+ * at a block whose masks hold something, those masks and the block's own breaks and last CR
+ * (m->blk_*). The loops keep their state in registers and make no call (a call in the loop
+ * would have its constants reloaded, and rebuilt with broadcasts, every block): the block is
+ * read by block_hit in vf__ms_find_raw, which then starts the loop again after it. */
+static bool raw_stop(struct raw_pass *p, const size_t st[2], uint64_t total, uint64_t cr,
+                     unsigned lm, bool sh, uint64_t e, uint64_t brk, uint64_t c)
+{
+    p->s = st[0];
+    p->tep = st[1];
+    p->brk = total;
+    p->cr = cr;
+    p->lm = lm;
+    p->sh = sh;
+    p->e = e;
+    p->blk_brk = brk;
+    p->blk_cr = c >> 63;
+    return lm || sh || e;
+}
+
 /* The 64-bit mask of the bytes of t[0..64) equal to c. */
 __attribute__((target("avx2"))) static inline uint64_t eq64(__m256i v0, __m256i v1, __m256i c)
 {
@@ -593,12 +674,13 @@ __attribute__((target("avx2"))) static inline uint64_t eq64(__m256i v0, __m256i 
            (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v1, c)) << 32;
 }
 
-/* The fused loop over whole 64-byte blocks from p->s (while 68 bytes are left); the first hit
- * with p->brk the breaks before it, or SIZE_MAX with p at the first block not read. */
-__attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__ms *m,
-                                                              const unsigned char *t, size_t n,
-                                                              const uint64_t *pairs,
-                                                              struct raw_pass *p)
+/* The fused loop over whole 64-byte blocks from p->s (while 68 bytes are left): true at the
+ * first block whose masks hold something (raw_stop), false with p at the first block not
+ * read. */
+__attribute__((target("avx2,popcnt"))) static bool raw_avx2(const struct vf__ms *m,
+                                                            const unsigned char *t, size_t n,
+                                                            const uint64_t *pairs,
+                                                            struct raw_pass *p)
 {
     const int *words = (const int *)m->bits;
     struct teddy_avx2 k;
@@ -609,21 +691,25 @@ __attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__m
     }
     const __m256i lf = _mm256_set1_epi8('\n'), cr = _mm256_set1_epi8('\r'),
                   esc = _mm256_set1_epi8(0x1b);
-    for (; p->s + 68 <= n; p->s += 64) {
-        size_t s = p->s;
+    size_t st[2] = {p->s, p->tep}; /* the block, where "tep" is first */
+    uint64_t total = p->brk, prev_cr = p->cr;
+    bool want = p->want_tep && st[1] == SIZE_MAX;
+    for (; st[0] + 68 <= n; st[0] += 64) {
+        size_t s = st[0];
         _mm_prefetch((const char *)t + s + PREFETCH, _MM_HINT_T0); /* as raw_avx512 */
         __m256i v0 = _mm256_loadu_si256((const __m256i *)(t + s));
         __m256i v1 = _mm256_loadu_si256((const __m256i *)(t + s + 32));
         uint64_t e = eq64(v0, v1, esc), c = eq64(v0, v1, cr);
-        uint64_t brk = (eq64(v0, v1, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
-        if (p->want_tep && p->tep == SIZE_MAX) {
+        uint64_t brk = (eq64(v0, v1, lf) | c) & ~(c << 1 | prev_cr);
+        if (want) {
             uint64_t tm =
                 eq64(v0, v1, _mm256_set1_epi8('t')) &
                 eq64(_mm256_loadu_si256((const __m256i *)(t + s + 1)),
                      _mm256_loadu_si256((const __m256i *)(t + s + 33)), _mm256_set1_epi8('e')) &
                 eq64(_mm256_loadu_si256((const __m256i *)(t + s + 2)),
                      _mm256_loadu_si256((const __m256i *)(t + s + 34)), _mm256_set1_epi8('p'));
-            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
+            if (tm)
+                st[1] = s + (size_t)__builtin_ctzll(tm), want = false;
         }
         __m256i h0 = sample32(words, t + s), h1 = sample32(words, t + s + 32);
         unsigned lm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
@@ -631,79 +717,81 @@ __attribute__((target("avx2,popcnt"))) static size_t raw_avx2(const struct vf__m
         __m256i r0 = teddy32(&k, t + s), r1 = teddy32(&k, t + s + 32);
         __m256i any = _mm256_or_si256(r0, r1);
         bool sh = m->n_short && !_mm256_testz_si256(any, any);
+        if (lm | e)
+            raw_sift(m, t, n, s, pairs, &lm, &e);
         if (lm || sh || e) {
             if (sh) {
                 _mm256_storeu_si256((__m256i *)p->r, r0);
                 _mm256_storeu_si256((__m256i *)(p->r + 32), r1);
             }
-            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
-            if (x != SIZE_MAX) {
-                if (x > s)
-                    p->brk += breaks_tail(t + s, x - s, &p->cr);
-                return x;
-            }
+            return raw_stop(p, st, total, prev_cr, lm, sh, e, brk, c);
         }
-        p->brk += (uint64_t)__builtin_popcountll(brk);
-        p->cr = c >> 63;
+        total += (uint64_t)__builtin_popcountll(brk);
+        prev_cr = c >> 63;
     }
-    return SIZE_MAX;
+    return raw_stop(p, st, total, prev_cr, 0, false, 0, 0, 0);
 }
 #endif
 
 #ifdef HAVE_X86
 /* raw_avx2 with AVX-512 (F and BW): the 64 bytes in one register, the 16 samples in one
  * gather, the byte compares straight into masks. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static size_t
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static bool
 raw_avx512(const struct vf__ms *m, const unsigned char *t, size_t n, const uint64_t *pairs,
            struct raw_pass *p)
 {
     const int *words = (const int *)m->bits;
-    __m512i lo[3], hi[3]; /* each position's 128-byte table, in two registers */
-    for (int j = 0; j < 3; j++) {
-        lo[j] = _mm512_loadu_si512((const void *)m->ex[j]);
-        hi[j] = _mm512_loadu_si512((const void *)(m->ex[j] + 64));
-    }
+    size_t st[2] = {p->s, p->tep}; /* as raw_avx2 */
+    uint64_t total = p->brk, prev_cr = p->cr;
+    bool want = p->want_tep && st[1] == SIZE_MAX;
+    /* each position's 128-byte table, in two registers; with "tep" in bucket 7 while wanted */
+    const uint8_t(*ex)[128] = want ? m->ex_tep : m->ex;
+    __m512i lo0 = _mm512_loadu_si512((const void *)ex[0]), hi0 = _mm512_loadu_si512(ex[0] + 64),
+            lo1 = _mm512_loadu_si512((const void *)ex[1]), hi1 = _mm512_loadu_si512(ex[1] + 64),
+            lo2 = _mm512_loadu_si512((const void *)ex[2]), hi2 = _mm512_loadu_si512(ex[2] + 64);
     const __m512i lf = _mm512_set1_epi8('\n'), cr = _mm512_set1_epi8('\r'),
                   esc = _mm512_set1_epi8(0x1b), mul = _mm512_set1_epi32((int)0x9E3779B1u),
-                  low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
-    for (; p->s + 68 <= n; p->s += 64) {
-        size_t s = p->s;
+                  low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1),
+                  keys = _mm512_set1_epi8(0x7f), tep = _mm512_set1_epi8((char)0x80);
+    for (; st[0] + 68 <= n; st[0] += 64) {
+        size_t s = st[0];
         /* the next pages before the hardware prefetcher, which stops at a 4 KiB page */
         _mm_prefetch((const char *)t + s + PREFETCH, _MM_HINT_T0);
         __m512i v = _mm512_loadu_si512((const void *)(t + s));
         uint64_t e = _mm512_cmpeq_epi8_mask(v, esc), c = _mm512_cmpeq_epi8_mask(v, cr);
-        uint64_t brk = (_mm512_cmpeq_epi8_mask(v, lf) | c) & ~(c << 1 | (uint64_t)p->cr);
+        uint64_t brk = (_mm512_cmpeq_epi8_mask(v, lf) | c) & ~(c << 1 | prev_cr);
         __m512i h = _mm512_srli_epi32(_mm512_mullo_epi32(v, mul), 32 - GRAM_BITS);
         __m512i w = _mm512_i32gather_epi32(_mm512_srli_epi32(h, 5), words, 4);
         unsigned lm = _mm512_test_epi32_mask(_mm512_srlv_epi32(w, _mm512_and_si512(h, low5)), one);
-        __m512i r = _mm512_set1_epi8(-1), x1 = _mm512_loadu_si512((const void *)(t + s + 1)),
+        __m512i x1 = _mm512_loadu_si512((const void *)(t + s + 1)),
                 x2 = _mm512_loadu_si512((const void *)(t + s + 2));
-        if (p->want_tep && p->tep == SIZE_MAX) {
-            uint64_t tm = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('t')) &
-                          _mm512_cmpeq_epi8_mask(x1, _mm512_set1_epi8('e')) &
-                          _mm512_cmpeq_epi8_mask(x2, _mm512_set1_epi8('p'));
-            p->tep = tm ? s + (size_t)__builtin_ctzll(tm) : SIZE_MAX;
-        }
         /* the buckets of each position's byte by whole byte (a byte over 127: none) */
-        __m512i c0 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(v), lo[0], v, hi[0]);
-        __m512i c1 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x1), lo[1], x1, hi[1]);
-        __m512i c2 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x2), lo[2], x2, hi[2]);
-        r = _mm512_ternarylogic_epi32(c0, c1, c2, 0x80); /* c0 & c1 & c2 */
-        bool sh = m->n_short && _mm512_test_epi8_mask(r, r);
+        __m512i c0 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(v), lo0, v, hi0);
+        __m512i c1 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x1), lo1, x1, hi1);
+        __m512i c2 = _mm512_maskz_permutex2var_epi8(~_mm512_movepi8_mask(x2), lo2, x2, hi2);
+        __m512i r = _mm512_ternarylogic_epi32(c0, c1, c2, 0x80); /* c0 & c1 & c2 */
+        uint64_t tm = want ? _mm512_test_epi8_mask(r, tep) : 0;
+        if (tm) { /* the first "tep": the tables without it from here */
+            st[1] = s + (size_t)__builtin_ctzll(tm), want = false;
+            lo0 = _mm512_loadu_si512((const void *)m->ex[0]),
+            hi0 = _mm512_loadu_si512(m->ex[0] + 64);
+            lo1 = _mm512_loadu_si512((const void *)m->ex[1]),
+            hi1 = _mm512_loadu_si512(m->ex[1] + 64);
+            lo2 = _mm512_loadu_si512((const void *)m->ex[2]),
+            hi2 = _mm512_loadu_si512(m->ex[2] + 64);
+        }
+        bool sh = m->n_short && _mm512_test_epi8_mask(r, keys);
+        if (lm | e)
+            raw_sift(m, t, n, s, pairs, &lm, &e);
         if (lm || sh || e) {
             if (sh)
-                _mm512_storeu_si512((void *)p->r, r);
-            size_t x = block_hit(m, t, n, pairs, p, lm, sh, e);
-            if (x != SIZE_MAX) {
-                if (x > s)
-                    p->brk += breaks_tail(t + s, x - s, &p->cr);
-                return x;
-            }
+                _mm512_storeu_si512((void *)p->r, _mm512_and_si512(r, keys));
+            return raw_stop(p, st, total, prev_cr, lm, sh, e, brk, c);
         }
-        p->brk += (uint64_t)__builtin_popcountll(brk);
-        p->cr = c >> 63;
+        total += (uint64_t)__builtin_popcountll(brk);
+        prev_cr = c >> 63;
     }
-    return SIZE_MAX;
+    return raw_stop(p, st, total, prev_cr, 0, false, 0, 0, 0);
 }
 #endif
 
@@ -720,7 +808,17 @@ const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
         struct raw_pass p = {0};
         p.want_tep = out->want_tep;
         p.tep = SIZE_MAX;
-        x = m->simd == 3 ? raw_avx512(m, t, n, pairs, &p) : raw_avx2(m, t, n, pairs, &p);
+        while (m->simd == 3 ? raw_avx512(m, t, n, pairs, &p) : raw_avx2(m, t, n, pairs, &p)) {
+            x = block_hit(m, t, n, pairs, &p, p.lm, p.sh, p.e);
+            if (x != SIZE_MAX) {
+                if (x > p.s)
+                    p.brk += breaks_tail(t + p.s, x - p.s, &p.cr);
+                break;
+            }
+            p.brk += (uint64_t)__builtin_popcountll(p.blk_brk);
+            p.cr = p.blk_cr;
+            p.s += 64;
+        }
         out->breaks = p.brk;
         out->tep = !p.want_tep ? 0 : p.tep != SIZE_MAX ? p.tep : p.s; /* none in the blocks read */
         if (x != SIZE_MAX)
