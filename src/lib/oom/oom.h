@@ -98,8 +98,9 @@ struct vf__ms {
     struct vf__ms_ent ent[VF__MS_MAX * (VF__MS_LONG - 3)];
     size_t n_ent;
     uint8_t lo[3][16], hi[3][16]; /* short keys: buckets by nibble of their first 3 bytes */
-    uint8_t ex[3][128];           /* the same by whole byte (ASCII; keys hold no other) */
-    uint8_t ex_tep[3][128];       /* ex with bucket 7 for "tep" (the AVX-512 pass: 7 buckets) */
+    /* the same by a byte's low 6 bits (the AVX-512 pass's vpermb); [1] with bucket 7 for
+     * "tep" (that pass merges the short keys into 7 buckets) */
+    uint8_t ex64[2][3][64];
     uint8_t shorts[32], short_bucket[VF__MS_MAX];
     size_t n_short;
     int simd; /* 3 AVX-512 (F, BW, VBMI: the raw pass; AVX2 elsewhere), 2 AVX2, 1 SSSE3, 0 scalar */
