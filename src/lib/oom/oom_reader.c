@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define READ_CHUNK ((size_t)1 << 20)   /* the read() buffer of an unmappable input */
-#define FEED       ((size_t)256 << 10) /* mapped bytes fed to the scanner at a time */
+#define READ_CHUNK ((size_t)1 << 20) /* the read() buffer of an unmappable input */
+#define FEED       ((size_t)1 << 20) /* mapped bytes fed to the scanner at a time */
 
 static enum vf_err io_error(struct vf_error *err, const char *what, const char *name,
                             uint64_t offset)
@@ -93,7 +93,9 @@ static enum vf_err feed_window(struct vf_oom_scan *s, const char *map, size_t sk
     }
     window_jump = &jump;
     enum vf_err rc = VF_OK;
-    /* in pieces that stay in the cache between the scanner's passes over them */
+    /* in pieces that stay in the cache (L2) between the scanner's passes over a hit's lines;
+     * each feed normalises the last 4 KiB of its lines (the tail): 1 MiB pieces, not 256 KiB,
+     * took that from 1.6 % of a progress-bar log's bytes to 0.4 % */
     for (size_t at = skip; at < len && !rc; at += FEED)
         rc = vf_oom_scan_feed(s, map + at, len - at < FEED ? len - at : FEED, err);
     window_jump = NULL;
