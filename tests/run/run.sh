@@ -10,7 +10,7 @@
 bin=${1:-build/vramfit}
 case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"; tmux -L vramfit-run-$$ kill-server 2>/dev/null' EXIT INT TERM
+trap 'tmux -L vramfit-run-$$ kill-server 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); echo "ok   run $1"; }
