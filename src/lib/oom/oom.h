@@ -119,9 +119,7 @@ struct vf__ms_raw {
 /* The first place in the raw lines text[0..n) (the byte before text is no CR) that the
  * scanner must read normalised: a key, or an escape sequence run (not counting one inside a
  * run) whose removal puts side by side two bytes a, b with bit a << 8 | b set in pairs (the
- * byte before text, and after its end, count as LF); NULL if none. An escape byte after a
- * byte a that starts no pair is quiet: its run is not read, and an escape byte later in that
- * run counts as a run of its own (at worst a place returned that need not be). */
+ * byte before text, and after its end, count as LF); NULL if none. */
 const char *vf__ms_find_raw(const struct vf__ms *m, const char *text, size_t n,
                             const uint64_t *pairs, struct vf__ms_raw *out);
 /* How many bytes of p[0..n) are c. */

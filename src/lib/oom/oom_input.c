@@ -90,7 +90,13 @@ size_t vf__oom_esc_len(const char *p, size_t n)
             st.seq_len = 0;
         } else {
             bool in_osc = st.state == N_OSC || st.state == N_OSC_ESC;
-            if (!(c >= 0x20 || c == BEL || (c == ESC && in_osc)))
+            if (c == ESC && !in_osc) { /* it ends a broken sequence and opens the next */
+                st.state = N_ESC;
+                st.seq_len = 0;
+                i++;
+                continue;
+            }
+            if (!(c >= 0x20 || c == BEL || c == ESC))
                 break; /* a control byte ends a broken sequence and stays (as normalize) */
             st.state = seq_byte(&st, c);
         }

@@ -524,15 +524,29 @@ static uint64_t breaks_tail(const unsigned char *p, size_t n, bool *cr)
     return total;
 }
 
-/* Whether no pair starts with the byte before the escape byte at t + q (a colour code at a
- * line start, as most are): its run cannot join, and its length need not be read. An escape
- * byte later in the same run is then read as one of its own: at worst a line normalised that
- * need not be. */
-static inline __attribute__((always_inline)) bool esc_quiet(const unsigned char *t, size_t q,
-                                                            const uint64_t *pairs)
+/* Whether the escape byte at t + q in t[0..n) opens a run that cannot join and holds no other
+ * escape byte, so that the raw loops may drop it with no length read: no key pair starts
+ * with the byte before it (a colour code at a line start, as most are), and the run is one
+ * CSI sequence (ESC [, parameter and intermediate bytes, a final byte within the 64 bytes
+ * normalisation reads) whose next byte is no escape byte. Any other escape byte goes to
+ * esc_joins, which reads its run whole: an escape byte inside a run, read as one of its own,
+ * could take bytes after the run's end for its own (an OSC string cut at 64 bytes). */
+static inline __attribute__((always_inline)) bool esc_quiet(const unsigned char *t, size_t n,
+                                                            size_t q, const uint64_t *pairs)
 {
     unsigned a = q ? t[q - 1] : '\n';
-    return !(pairs[a << 2] | pairs[(a << 2) + 1] | pairs[(a << 2) + 2] | pairs[(a << 2) + 3]);
+    if (pairs[a << 2] | pairs[(a << 2) + 1] | pairs[(a << 2) + 2] | pairs[(a << 2) + 3])
+        return false;
+    if (q + 2 >= n || t[q + 1] != '[')
+        return false;
+    for (size_t i = q + 2; i < n && i - q <= 64; i++) {
+        unsigned c = t[i];
+        if (c >= 0x40 && c <= 0x7e)
+            return i + 1 < n && t[i + 1] != 0x1b;
+        if (c < 0x20 || c > 0x3f)
+            return false;
+    }
+    return false;
 }
 
 /* Whether the escape sequence run at t + q (ESC, not inside the run that ends at *skip) joins
@@ -541,10 +555,6 @@ static inline __attribute__((always_inline)) bool esc_quiet(const unsigned char 
 static bool esc_joins(const unsigned char *t, size_t n, size_t q, const uint64_t *pairs,
                       size_t *skip)
 {
-    if (esc_quiet(t, q, pairs)) {
-        *skip = q + 1;
-        return false;
-    }
     unsigned a = q ? t[q - 1] : '\n';
     size_t k = vf__oom_esc_len((const char *)t + q, n - q);
     unsigned b = q + k < n ? t[q + k] : '\n';
@@ -637,7 +647,7 @@ static inline __attribute__((always_inline)) void raw_sift(const struct vf__ms *
     }
     for (uint64_t k = *e; k; k &= k - 1) {
         unsigned i = (unsigned)__builtin_ctzll(k);
-        if (esc_quiet(t, s + i, pairs))
+        if (esc_quiet(t, n, s + i, pairs))
             *e &= ~((uint64_t)1 << i);
     }
 }
