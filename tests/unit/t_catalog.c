@@ -26,12 +26,14 @@ static void embedded_counts(void **state)
 {
     (void)state;
     struct vf_catalog *c = open_embedded();
-    /* every card of tests/fixtures/reference/gpus.json (34); every LLM of models-llm.json (37)
+    /* every card of tests/fixtures/reference/gpus.json (34) and issue 23's five that it lacks
+     * (RTX 3080, 3080 Ti, 3090 Ti, RTX 4000 Ada, RTX 5000 Ada: data/gpus.tsv cites their
+     * sources); every LLM of models-llm.json (37)
      * + Llama 2 7B (the model of LLaMA-Factory's measured training table,
      * measured-public.jsonl), issue 21's GLM-4.7, GLM-4.7-Flash, Qwen3.5-397B-A17B and Command R
      * v01 (their configs cited in models.tsv) and 13 image/video pipelines of models-diffusion.json
      * (issue 7's list) */
-    assert_u64(c->n_gpus, 34);
+    assert_u64(c->n_gpus, 39);
     assert_u64(c->n_models, 55);
     size_t llms = 0;
     for (size_t i = 0; i < c->n_models; i++)
@@ -245,6 +247,13 @@ static void lookups(void **state)
     assert_null(vf_catalog_gpu(c, "6000"));
     assert_u64(vf_catalog_gpu_suggest(c, "6000", near, 8), 2);
     assert_string_equal(vf_catalog_gpu(c, "h100 sxm")->id, "h100-sxm");
+    /* of several cards with the words, the one whose id ends with them: "3090" is the RTX
+     * 3090 though the 3090 Ti has the word too; "4080" the RTX 4080, not the 4080 SUPER */
+    assert_u64(vf_catalog_gpu_suggest(c, "3090", near, 8), 2);
+    assert_string_equal(vf_catalog_gpu(c, "3090")->id, "rtx-3090");
+    assert_string_equal(vf_catalog_gpu(c, "3090 ti")->id, "rtx-3090-ti");
+    assert_string_equal(vf_catalog_gpu(c, "4080")->id, "rtx-4080");
+    assert_string_equal(vf_catalog_gpu(c, "3080")->id, "rtx-3080");
     /* Ollama tags: family + the tag's words with a digit = an alias, letters and digits only */
     assert_string_equal(vf_catalog_model(c, "qwen3:32b")->alias, "qwen3-32b");
     assert_string_equal(vf_catalog_model(c, "llama3.1:70b-instruct-q4_K_M")->alias,

@@ -611,37 +611,46 @@ static void normalize(const char *s, char *out, size_t cap)
     out[n] = 0;
 }
 
-/* Does the word sequence of ref (letters and digits, split at anything else, lowercased) occur
- * whole and in order in that of s? "4090" in "rtx-4090", "h100" in "h100-sxm"; "409" is not a
- * word of "rtx-4090", so a typo never resolves to a card by being a prefix of its name. */
+/* The words of s (letters and digits, split at anything else, lowercased) as " w1 w2 ... ",
+ * so that a match of " w1 w2 " in it is a match of whole words; "" when s has none. */
+static void squeeze(const char *s, char out[132])
+{
+    size_t n = 1, len = 0;
+    out[0] = ' ';
+    for (const char *p = s; *p && len < 127; p++, len++) {
+        bool w = isalnum((unsigned char)*p);
+        if (w)
+            out[n++] = (char)tolower((unsigned char)*p);
+        else if (out[n - 1] != ' ')
+            out[n++] = ' ';
+    }
+    if (out[n - 1] != ' ')
+        out[n++] = ' ';
+    out[n] = 0;
+    if (n == 1)
+        out[0] = 0;
+}
+
+/* Does the word sequence of ref occur whole and in order in that of s? "4090" in "rtx-4090",
+ * "h100" in "h100-sxm"; "409" is not a word of "rtx-4090", so a typo never resolves to a card
+ * by being a prefix of its name. */
 static bool words_in(const char *ref, const char *s)
 {
-    char r[128], t[128];
-    size_t nr = 0, nt = 0;
-    for (const char *p = ref; *p && nr + 2 < sizeof r; p++)
-        r[nr++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : ' ';
-    for (const char *p = s; *p && nt + 2 < sizeof t; p++)
-        t[nt++] = isalnum((unsigned char)*p) ? (char)tolower((unsigned char)*p) : ' ';
-    r[nr] = t[nt] = 0;
-    /* squeeze to " w1 w2 ... " so a match of " w1 w2 " is a match of whole words */
-    char rs[132] = " ", ts[132] = " ";
-    const char *src[2] = {r, t};
-    char *dst[2] = {rs, ts};
-    for (int k = 0; k < 2; k++) {
-        size_t n = 1;
-        for (const char *w = src[k]; *w;) {
-            w += strspn(w, " ");
-            size_t l = strcspn(w, " ");
-            if (l) {
-                memcpy(dst[k] + n, w, l);
-                n += l;
-                dst[k][n++] = ' ';
-            }
-            w += l;
-        }
-        dst[k][n] = 0;
-    }
-    return rs[1] && strstr(ts, rs);
+    char rs[132], ts[132];
+    squeeze(ref, rs);
+    squeeze(s, ts);
+    return rs[0] && strstr(ts, rs);
+}
+
+/* Whether the words of ref are the last words of s: "3090" of "rtx-3090", not of
+ * "rtx-3090-ti". */
+static bool words_end(const char *ref, const char *s)
+{
+    char rs[132], ts[132];
+    squeeze(ref, rs);
+    squeeze(s, ts);
+    size_t nr = strlen(rs), nt = strlen(ts);
+    return nr && nr <= nt && !strcmp(ts + nt - nr, rs);
 }
 
 size_t vf_catalog_gpu_suggest(const struct vf_catalog *c, const char *ref,
@@ -668,11 +677,17 @@ const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char 
             return &c->gpus[i];
     }
     /* DESIGN section 8: an unambiguous alias, whole words of one card's id or name: "4090" ->
-     * rtx-4090; "h100" is three cards and no answer */
-    const struct vf_gpu_spec *hits[2];
-    if (vf_catalog_gpu_suggest(c, ref, hits, 2) == 1)
+     * rtx-4090; "h100" is three cards and no answer. Of several, the one card whose id ends
+     * with those words: "3090" is the RTX 3090, not the 3090 Ti; "4080" the RTX 4080 */
+    const struct vf_gpu_spec *hits[8];
+    size_t n = vf_catalog_gpu_suggest(c, ref, hits, 8), ends = 0;
+    if (n == 1)
         return hits[0];
-    return NULL;
+    const struct vf_gpu_spec *end = NULL;
+    for (size_t i = 0; i < n && n < 8; i++)
+        if (words_end(ref, hits[i]->id))
+            end = hits[i], ends++;
+    return ends == 1 ? end : NULL;
 }
 
 const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, const char *ref)
