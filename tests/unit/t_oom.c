@@ -914,6 +914,16 @@ static size_t normalised(const char *in, size_t n, char *out)
     return vf__oom_normalize(&st, in, n, out);
 }
 
+/* The raw text t[0..n) scanned whole and in 7-byte pieces gives want (its events read from
+ * the text normalised first). */
+static void same_raw(struct vf_arena *a, const char *t, size_t n, const struct scan_out *want)
+{
+    struct scan_out raw = scan(a, t, n, 0);
+    same_scan(want, &raw);
+    struct scan_out pieces = scan(a, t, n, 7);
+    same_scan(want, &pieces);
+}
+
 /* A training log as a terminal shows it: tqdm bars rewritten with CR, colour codes (one inside
  * "step", where removing it makes the key), a vLLM version whose key a code splits, then an OOM
  * after a progress bar on its own LF line with a code between a number and its unit, and
@@ -964,10 +974,7 @@ static void test_raw_lines(void **state)
     assert_u64(want.ctx->last_step, 400);
     assert_non_null(want.ctx->tool_version);
     assert_non_null(strstr(want.ctx->tool_version, "0.6.3"));
-    struct scan_out raw = scan(a, t, n, 0);
-    same_scan(&want, &raw);
-    struct scan_out pieces = scan(a, t, n, 7);
-    same_scan(&want, &pieces);
+    same_raw(a, t, n, &want);
     char path[] = "/tmp/vramfit-t_oom-raw-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -1039,10 +1046,7 @@ static void test_raw_escape_runs(void **state)
             assert_non_null(want.ctx->tool_version);
             assert_non_null(strstr(want.ctx->tool_version, "0.6.3"));
         }
-        struct scan_out raw = scan(a, t, n, 0);
-        same_scan(&want, &raw);
-        struct scan_out pieces = scan(a, t, n, 7);
-        same_scan(&want, &pieces);
+        same_raw(a, t, n, &want);
     }
     vf_arena_close(a);
 }

@@ -679,15 +679,14 @@ const struct vf_gpu_spec *vf_catalog_gpu(const struct vf_catalog *c, const char 
     /* DESIGN section 8: an unambiguous alias, whole words of one card's id or name: "4090" ->
      * rtx-4090; "h100" is three cards and no answer. Of several, the one card whose id ends
      * with those words: "3090" is the RTX 3090, not the 3090 Ti; "4080" the RTX 4080 */
-    const struct vf_gpu_spec *hits[8];
+    const struct vf_gpu_spec *hits[8], *end = NULL;
     size_t n = vf_catalog_gpu_suggest(c, ref, hits, 8), ends = 0;
     if (n == 1)
         return hits[0];
-    const struct vf_gpu_spec *end = NULL;
-    for (size_t i = 0; i < n && n < 8; i++)
+    for (size_t i = 0; i < n; i++)
         if (words_end(ref, hits[i]->id))
             end = hits[i], ends++;
-    return ends == 1 ? end : NULL;
+    return ends == 1 && n < 8 ? end : NULL; /* 8: there may be more (not all read) */
 }
 
 const struct vf_catalog_model *vf_catalog_model(const struct vf_catalog *c, const char *ref)

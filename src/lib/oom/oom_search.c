@@ -404,15 +404,16 @@ pair_ok(const struct vf__ms *m, const unsigned char *t, size_t n, size_t at)
            get_bit(m->pair4_bits, PAIR_HASH(g, load32(t + at + 4)));
 }
 
-/* The samples at j + 4 i (bits of mask) whose bitmap bits are set: the first key found. */
+/* The samples at j + 4 i (bits of mask) whose bitmap bits are set: the first key found;
+ * sifted: they passed pair_ok already (raw_sift). */
 static size_t long_check(const struct vf__ms *m, const unsigned char *t, size_t n, size_t j,
-                         unsigned mask, size_t a, size_t b)
+                         unsigned mask, size_t a, size_t b, bool sifted)
 {
     while (mask) {
         unsigned i = (unsigned)__builtin_ctz(mask);
         mask &= mask - 1;
         size_t at = j + 4 * i;
-        size_t x = pair_ok(m, t, n, at) ? long_verify(m, t, n, at, a, b) : SIZE_MAX;
+        size_t x = sifted || pair_ok(m, t, n, at) ? long_verify(m, t, n, at, a, b) : SIZE_MAX;
         if (x != SIZE_MAX)
             return x;
     }
@@ -432,13 +433,13 @@ __attribute__((target("avx2"))) static size_t long_avx2(const struct vf__ms *m,
         __m256i h0 = sample32(words, t + j), h1 = sample32(words, t + j + 32);
         unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h0)) |
                         (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(h1)) << 8;
-        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b, false) : SIZE_MAX;
         if (x != SIZE_MAX)
             return x;
     }
     for (; j + 32 <= n && j + 28 < end; j += 32) {
         unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(sample32(words, t + j)));
-        size_t x = mask ? long_check(m, t, n, j, mask, a, b) : SIZE_MAX;
+        size_t x = mask ? long_check(m, t, n, j, mask, a, b, false) : SIZE_MAX;
         if (x != SIZE_MAX)
             return x;
     }
@@ -555,9 +556,8 @@ static inline __attribute__((always_inline)) bool esc_quiet(const unsigned char 
 static bool esc_joins(const unsigned char *t, size_t n, size_t q, const uint64_t *pairs,
                       size_t *skip)
 {
-    unsigned a = q ? t[q - 1] : '\n';
     size_t k = vf__oom_esc_len((const char *)t + q, n - q);
-    unsigned b = q + k < n ? t[q + k] : '\n';
+    unsigned a = q ? t[q - 1] : '\n', b = q + k < n ? t[q + k] : '\n';
     unsigned i = a << 8 | b;
     *skip = q + k;
     return pairs[i >> 6] >> (i & 63) & 1;
@@ -602,7 +602,7 @@ struct raw_pass {
 static size_t block_hit(const struct vf__ms *m, const unsigned char *t, size_t n,
                         const uint64_t *pairs, struct raw_pass *p, unsigned lm, bool sh, uint64_t e)
 {
-    size_t s = p->s, best = lm ? long_check(m, t, n, s, lm, 0, n) : SIZE_MAX;
+    size_t s = p->s, best = lm ? long_check(m, t, n, s, lm, 0, n, true) : SIZE_MAX;
     if (sh) {
         for (int h = 0; h < 2; h++) {
             uint32_t bits = 0;
@@ -655,7 +655,7 @@ static inline __attribute__((always_inline)) void raw_sift(const struct vf__ms *
 /* Where a fused loop stops: p brought up to date from the loop's registers (the block at
  * st[0], tep at st[1], the breaks before the block, whether the byte before it is a CR) and,
  * at a block whose masks hold something, those masks and the block's own breaks and last CR
- * (m->blk_*). The loops keep their state in registers and make no call (a call in the loop
+ * (p->blk_*). The loops keep their state in registers and make no call (a call in the loop
  * would have its constants reloaded, and rebuilt with broadcasts, every block): the block is
  * read by block_hit in vf__ms_find_raw, which then starts the loop again after it. */
 static bool raw_stop(struct raw_pass *p, const size_t st[2], uint64_t total, uint64_t cr,
